@@ -1,0 +1,55 @@
+#ifndef CLIBEVENT_H
+#define CLIBEVENT_H
+
+// libc first: Debian's event-config.h defines _GNU_SOURCE, which breaks the Glibc module
+// when it is seen before the C library's own headers.
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+// glibc declares these GNU extensions only under _GNU_SOURCE, which must not be defined before
+// the C library's headers (see above); the prototypes are glibc's own.
+extern int pthread_setname_np(pthread_t thread, const char *_Nonnull name);
+extern int pthread_attr_setaffinity_np(pthread_attr_t *_Nonnull attr, size_t cpusetsize,
+                                       const cpu_set_t *_Nonnull cpuset);
+
+// Flags and macros only: everything else is called directly from Swift.
+
+static inline int CLibevent_EV_READ(void) { return EV_READ; }
+static inline int CLibevent_EV_PERSIST(void) { return EV_PERSIST; }
+static inline int CLibevent_EVLOOP_NO_EXIT_ON_EMPTY(void) { return EVLOOP_NO_EXIT_ON_EMPTY; }
+static inline int CLibevent_EVENT_BASE_FLAG_PRECISE_TIMER(void) { return EVENT_BASE_FLAG_PRECISE_TIMER; }
+static inline int CLibevent_EVENT_BASE_FLAG_NO_CACHE_TIME(void) { return EVENT_BASE_FLAG_NO_CACHE_TIME; }
+static inline int CLibevent_EVENT_BASE_FLAG_NOLOCK(void) { return EVENT_BASE_FLAG_NOLOCK; }
+
+/// `prctl(PR_SET_TIMERSLACK, nanoseconds)` (prctl is variadic, which Swift cannot call).
+static inline int CLibevent_set_timer_slack(unsigned long nanoseconds) {
+    return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
+}
+
+/// `evtimer_assign`: a pure timer event (no file descriptor).
+static inline int CLibevent_evtimer_assign(struct event *_Nonnull ev, struct event_base *_Nonnull base,
+                                           event_callback_fn _Nonnull callback, void *_Nullable arg) {
+    return evtimer_assign(ev, base, callback, arg);
+}
+
+/// `evtimer_add`.
+static inline int CLibevent_evtimer_add(struct event *_Nonnull ev, const struct timeval *_Nonnull tv) {
+    return evtimer_add(ev, tv);
+}
+
+/// `evtimer_pending` without the out-parameter.
+static inline int CLibevent_evtimer_pending(const struct event *_Nonnull ev) {
+    return evtimer_pending(ev, NULL);
+}
+
+#endif

@@ -1,0 +1,51 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "PreciseTimer",
+    products: [
+        .library(name: "PreciseTimer", targets: ["PreciseTimer"]),
+        .library(name: "PreciseTimerReference", targets: ["PreciseTimerReference"]),
+        .executable(name: "example-ticker", targets: ["example-ticker"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2")
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibevent",
+            path: "CLibevent",
+            pkgConfig: "libevent_core",
+            providers: [.apt(["libevent-dev"])]
+        ),
+        .target(
+            name: "PreciseTimer",
+            dependencies: ["CLibevent"]
+        ),
+        .target(
+            name: "PreciseTimerReference",
+            dependencies: ["PreciseTimer"]
+        ),
+        .executableTarget(
+            name: "example-ticker",
+            dependencies: [
+                "PreciseTimer",
+                "PreciseTimerReference",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "examples/example-ticker"
+        ),
+        .testTarget(
+            name: "PreciseTimerTests",
+            dependencies: ["PreciseTimer", "PreciseTimerReference"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,125 @@
+import Dispatch
+
+/// The scheduling logic shared by ``PreciseTimer`` and the tests' manual driver: the
+/// semaphore-guarded ``TimerRegistry``, and running what it says is due.
+///
+/// It knows nothing of libevent; its ``TimerLoop`` tells it the time and is told to wake up.
+package final class TimerCore: TimerService {
+    /// How many handlers one ``runDue()`` call runs before giving the loop back (so a wake-up,
+    /// a shutdown or I/O on the same base is not starved by a storm of due timers).
+    package static let batchLimit = 4096
+
+    private let registry = SemaphoreGuarded(TimerRegistry())
+    package let loop: any TimerLoop
+
+    /// - Parameter loop: The clock and wake-up of whatever drives this core. It must not hold
+    ///   the core (the libevent engine holds the core and gives it a separate waker).
+    package init(loop: any TimerLoop) {
+        self.loop = loop
+    }
+
+    // MARK: TimerService
+
+    @discardableResult
+    package func schedule(id: TimerID?, after delay: Duration, options: TimerOptions,
+                          _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
+        let nanoseconds = try delay.validatedDelay(for: id)
+        return try self.add(id: id, firstIn: nanoseconds, interval: 0, options: options, handler)
+    }
+
+    @discardableResult
+    package func scheduleRepeating(id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
+                                   options: TimerOptions,
+                                   _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
+        let period = try interval.validatedInterval(for: id)
+        let first = try delay.map { (delay) throws(PreciseTimerError) in try delay.validatedDelay(for: id) } ?? period
+        return try self.add(id: id, firstIn: first, interval: period, options: options, handler)
+    }
+
+    private func add(id: TimerID?, firstIn delay: Int64, interval: Int64, options: TimerOptions,
+                     _ handler: @escaping @Sendable (Tick) -> Void) throws(PreciseTimerError) -> TimerID {
+        let deadline = self.loop.now() + delay
+        let (id, wake) = try self.registry.withLock { (registry) throws(PreciseTimerError) in
+            try registry.add(id: id, deadline: deadline, interval: interval, options: options, handler: handler)
+        }
+        if wake { self.loop.wake() }
+        return id
+    }
+
+    @discardableResult
+    package func cancel(_ id: TimerID) -> Bool {
+        let (found, handler) = self.registry.withLock { $0.cancel(id) }
+        withExtendedLifetime(handler) {}  // Released here, outside the lock.
+        return found
+    }
+
+    package func cancelAll() {
+        let handlers = self.registry.withLock { $0.cancelAll() }
+        withExtendedLifetime(handlers) {}
+    }
+
+    package func isScheduled(_ id: TimerID) -> Bool {
+        self.registry.withLock { $0.timers[id] != nil }
+    }
+
+    package var scheduledIDs: [TimerID] {
+        self.registry.withLock { Array($0.timers.keys) }
+    }
+
+    /// Ends every timer and refuses new ones. The engine's own stop is the caller's business.
+    package func shutdown() {
+        _ = self.shutdownRegistry()
+    }
+
+    /// Like ``shutdown()``; returns `false` if the registry was already shut down.
+    package func shutdownRegistry() -> Bool {
+        let handlers = self.registry.withLock { $0.shutdown() }
+        return handlers != nil
+    }
+
+    package var isShutDown: Bool {
+        self.registry.withLock { $0.isShutDown }
+    }
+
+    // MARK: Driving
+
+    /// Runs the timers due now, in deadline order, up to ``batchLimit`` of them.
+    ///
+    /// Handlers on ``TimerExecutor/loop`` run inline on the caller's thread; others are queued.
+    /// - Returns: The earliest pending deadline, `.min` if the batch limit cut the run short
+    ///   (call again soon), or `nil` when nothing is pending.
+    package func runDue() -> Int64? {
+        for _ in 0..<Self.batchLimit {
+            let now = self.loop.now()
+            switch self.registry.withLock({ $0.next(now: now) }) {
+            case .idle(let next):
+                return next
+            case .fire(let fire):
+                self.run(fire)
+            }
+        }
+        return .min
+    }
+
+    private func run(_ fire: TimerRegistry.Fire) {
+        guard let queue = fire.node.queue else {
+            self.call(fire)
+            return
+        }
+        queue.async {
+            self.call(fire)
+        }
+    }
+
+    private func call(_ fire: TimerRegistry.Fire) {
+        fire.handler(
+            Tick(id: fire.node.id, count: fire.count, missed: fire.missed,
+                 scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
+                 firedAt: MonotonicInstant(nanoseconds: self.loop.now()))
+        )
+        guard fire.node.interval > 0 else { return }
+        if self.registry.withLock({ $0.complete(fire.node) }) {
+            self.loop.wake()
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import CLibevent
+import Glibc
+
+/// The core's clock and the loop's doorbell: an `eventfd` the loop thread watches with a
+/// libevent read event.
+///
+/// Other threads never call libevent: they write this fd, so libevent runs without
+/// `evthread_use_pthreads()` and its locks. The fd is closed only when the last holder is gone
+/// (the core, the engine and any handler still queued), so a late `wake()` can never write to a
+/// descriptor number the process has since reused.
+final class EventFDWaker: TimerLoop, @unchecked Sendable {
+    // Invariant: `fd` is immutable, valid until deinit, and eventfd writes are thread-safe.
+    let fd: Int32
+
+    /// - Throws: ``PreciseTimerError/Code/systemFailure`` naming `eventfd` and `errno` (for
+    ///   example when the process is out of file descriptors).
+    init() throws(PreciseTimerError) {
+        let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard fd >= 0 else {
+            throw PreciseTimerError(.systemFailure, function: "eventfd", returnCode: fd, errno: Glibc.errno)
+        }
+        self.fd = fd
+    }
+
+    deinit {
+        close(self.fd)
+    }
+
+    func now() -> Int64 {
+        MonotonicInstant.now().nanoseconds
+    }
+
+    func wake() {
+        // Cannot fail short of a closed fd: the counter would need 2^64 unread wake-ups.
+        _ = eventfd_write(self.fd, 1)
+    }
+
+    /// Clears the counter (loop thread, from the read event's callback).
+    func drain() {
+        var value: eventfd_t = 0
+        _ = eventfd_read(self.fd, &value)
+    }
+}

@@ -1,0 +1,71 @@
+extension PreciseTimer {
+    /// How a ``PreciseTimer`` runs its thread. The defaults suit most daemons; the precision
+    /// options trade CPU or privileges for lower lateness.
+    public struct Configuration: Sendable {
+        /// The loop thread's name, as `top -H` and debuggers show it. At most 15 UTF-8 bytes (the
+        /// kernel's limit).
+        public var threadName: String
+        /// Spin finish: wake this much before each deadline and busy-wait on the clock until it.
+        ///
+        /// Cuts lateness from the kernel's wake-up latency (tens of microseconds on a VM) to a
+        /// few microseconds, at the cost of up to this much CPU per fire. `.zero` (the default)
+        /// sleeps until the deadline. At most 10 ms.
+        public var spinMargin: Duration
+        /// Run the loop thread under `SCHED_FIFO` with this priority (1...99). Needs
+        /// `CAP_SYS_NICE` or an `RLIMIT_RTPRIO` allowance; without it ``PreciseTimer/init(configuration:)``
+        /// throws ``PreciseTimerError/Code/systemFailure`` (`pthread_create`, `EPERM`), so a daemon
+        /// can retry without it. `nil` (the default) keeps the normal policy.
+        public var realtimePriority: Int32?
+        /// Pin the loop thread to this CPU index. `nil` (the default) lets it float.
+        public var cpuAffinity: Int?
+        /// The loop thread's timer slack (`PR_SET_TIMERSLACK`). It applies only to sleeps that go
+        /// through a plain timeout (`epoll_wait`, `nanosleep`); this engine sleeps on a timerfd,
+        /// which slack does not delay, so it matters only if libevent had to fall back. `nil`
+        /// keeps the kernel's default (50 µs).
+        public var timerSlack: Duration?
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - threadName: The loop thread's name (at most 15 UTF-8 bytes).
+        ///   - spinMargin: How long before a deadline to start spinning; `.zero` for never.
+        ///   - realtimePriority: `SCHED_FIFO` priority 1...99, or `nil`.
+        ///   - cpuAffinity: CPU index to pin the loop thread to, or `nil`.
+        ///   - timerSlack: The loop thread's timer slack, or `nil` for the default.
+        public init(threadName: String = "PreciseTimer", spinMargin: Duration = .zero,
+                    realtimePriority: Int32? = nil, cpuAffinity: Int? = nil, timerSlack: Duration? = nil) {
+            self.threadName = threadName
+            self.spinMargin = spinMargin
+            self.realtimePriority = realtimePriority
+            self.cpuAffinity = cpuAffinity
+            self.timerSlack = timerSlack
+        }
+
+        func validate() throws(PreciseTimerError) {
+            func invalid(_ field: String, _ value: Any) -> PreciseTimerError {
+                PreciseTimerError(.invalidConfiguration, value: "\(field) = \(value)")
+            }
+            guard !self.threadName.isEmpty, self.threadName.utf8.count <= 15, !self.threadName.utf8.contains(0) else {
+                throw invalid("threadName", "\"\(self.threadName)\" (1 to 15 UTF-8 bytes)")
+            }
+            guard let spin = self.spinMargin.timerNanoseconds, spin <= 10_000_000 else {
+                throw invalid("spinMargin", "\(self.spinMargin) (0 to 10 ms)")
+            }
+            if let priority = self.realtimePriority, !(1...99).contains(priority) {
+                throw invalid("realtimePriority", "\(priority) (1...99)")
+            }
+            if let cpu = self.cpuAffinity, !(0..<1024).contains(cpu) {
+                throw invalid("cpuAffinity", "\(cpu) (0..<1024)")
+            }
+            if let slack = self.timerSlack, slack.timerNanoseconds == nil || slack == .zero {
+                throw invalid("timerSlack", "\(slack) (greater than zero)")
+            }
+        }
+
+        var schedulingDescription: String {
+            var parts: [String] = []
+            if let priority = self.realtimePriority { parts.append("SCHED_FIFO priority \(priority)") }
+            if let cpu = self.cpuAffinity { parts.append("CPU \(cpu)") }
+            return parts.isEmpty ? "default scheduling" : parts.joined(separator: ", ")
+        }
+    }
+}

@@ -1,0 +1,36 @@
+/// What a handler is told at every fire.
+///
+/// Instants are on ``MonotonicInstant``'s clock (`CLOCK_MONOTONIC`). `firedAt` is a fresh clock
+/// read taken just before the handler is called, never an event loop's cached time.
+public struct Tick: Sendable, Hashable, CustomStringConvertible {
+    /// The timer that fired.
+    public let id: TimerID
+    /// 1 for the first call of this timer's handler, +1 per call.
+    public let count: UInt64
+    /// Whole periods skipped just before this call (0 when on time). Only ``MissedTickPolicy/skip``
+    /// and ``MissedTickPolicy/delay`` skip periods; ``MissedTickPolicy/burst`` calls once per period.
+    public let missed: UInt64
+    /// The deadline this call answers: `start + k·interval` for a repeating timer.
+    public let scheduledAt: MonotonicInstant
+    /// When the handler was called (a fresh clock read).
+    public let firedAt: MonotonicInstant
+
+    /// Creates a tick. Services make ticks; tests and adapters may too.
+    public init(id: TimerID, count: UInt64, missed: UInt64, scheduledAt: MonotonicInstant,
+                firedAt: MonotonicInstant) {
+        self.id = id
+        self.count = count
+        self.missed = missed
+        self.scheduledAt = scheduledAt
+        self.firedAt = firedAt
+    }
+
+    /// `firedAt - scheduledAt`: how late the handler was called. Never negative, because no
+    /// timer fires before its deadline.
+    public var lateness: Duration { max(.zero, self.firedAt - self.scheduledAt) }
+
+    /// A one-line summary for logs.
+    public var description: String {
+        "Tick(\(self.id) #\(self.count), missed \(self.missed), late \(self.lateness))"
+    }
+}
