@@ -1,0 +1,291 @@
+import Dispatch
+import Glibc
+import PreciseTimer
+import Synchronization
+import Testing
+
+/// The same scenarios against `PreciseTimer` and `DispatchReferenceTimer`: what must hold for
+/// both. Timing asserts are one-sided (never early) with generous upper bounds.
+@Suite("Conformance")
+struct ConformanceTests {
+    @Test("a one-shot fires once, never early, and is removed", arguments: Implementation.allCases)
+    func oneShot(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let ticks = Recorder<Tick>()
+        let before = MonotonicInstant.now()
+        let id = try timers.schedule(after: .milliseconds(20)) { ticks.append($0) }
+        #expect(timers.isScheduled(id))
+        let tick = try #require(await ticks.wait(forCount: 1).first)
+        #expect(tick.id == id && tick.count == 1 && tick.missed == 0)
+        #expect(tick.scheduledAt - before >= .milliseconds(20))
+        #expect(tick.firedAt >= tick.scheduledAt)
+        #expect(tick.lateness < Bounds.lateness)
+        await pause(Bounds.quiet)
+        #expect(ticks.count == 1)
+        #expect(!timers.isScheduled(id))
+        #expect(!timers.cancel(id))
+    }
+
+    @Test("a zero delay fires as soon as possible", arguments: Implementation.allCases)
+    func zeroDelay(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let ticks = Recorder<Tick>()
+        try timers.schedule(after: .zero) { ticks.append($0) }
+        let tick = try #require(await ticks.wait(forCount: 1).first)
+        #expect(tick.lateness < Bounds.lateness)
+    }
+
+    @Test("repeating: counts 1, 2, 3… on the grid, never early", arguments: Implementation.allCases)
+    func repeating(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let ticks = Recorder<Tick>()
+        let id = try timers.scheduleRepeating(every: .milliseconds(5)) { ticks.append($0) }
+        let values = Array(await ticks.wait(forCount: 20).prefix(20))
+        timers.cancel(id)
+        #expect(values.map(\.count) == Array(1...20))
+        let first = try #require(values.first).scheduledAt
+        for tick in values {
+            #expect(tick.firedAt >= tick.scheduledAt)
+            #expect(tick.lateness < Bounds.lateness)
+            // On the grid start + k·interval, whatever was skipped.
+            #expect((tick.scheduledAt.nanoseconds - first.nanoseconds) % 5_000_000 == 0)
+        }
+        let periods = zip(values, values.dropFirst()).map { ($1.scheduledAt - $0.scheduledAt) / .milliseconds(5) }
+        #expect(zip(periods, values.dropFirst()).allSatisfy { $0 == Double($1.missed + 1) })
+    }
+
+    @Test("timers fire by deadline, and in scheduling order at equal delays", arguments: Implementation.allCases)
+    func ordering(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let order = Recorder<TimerID>()
+        for (name, delay) in [("30", 30), ("10", 10), ("20", 20)] {
+            try timers.schedule(id: TimerID(name), after: .milliseconds(delay)) { order.append($0.id) }
+        }
+        #expect(await order.wait(forCount: 3) == ["10", "20", "30"])
+
+        let same = Recorder<Int>()
+        for index in 0..<300 {
+            try timers.schedule(after: .milliseconds(30)) { _ in same.append(index) }
+        }
+        #expect(await same.wait(forCount: 300) == Array(0..<300))
+    }
+
+    @Test("cancel: true once, then false; the handler never starts after it returns",
+          arguments: Implementation.allCases)
+    func cancelGuarantee(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let cancelled = Atomic<Bool>(false)
+        let lateCalls = Atomic<Int>(0)
+        let ticks = Recorder<UInt64>()
+        let id = try timers.scheduleRepeating(every: .milliseconds(1)) { tick in
+            if cancelled.load(ordering: .acquiring) { lateCalls.add(1, ordering: .relaxed) }
+            ticks.append(tick.count)
+        }
+        await ticks.wait(forCount: 5)
+        #expect(timers.cancel(id))
+        cancelled.store(true, ordering: .releasing)
+        #expect(!timers.cancel(id))
+        #expect(!timers.isScheduled(id))
+        await pause(Bounds.quiet)
+        #expect(lateCalls.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("cancel from inside the own handler: exactly one call", arguments: Implementation.allCases)
+    func cancelFromOwnHandler(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let ticks = Recorder<Bool>()
+        try timers.scheduleRepeating(id: "me", every: .milliseconds(2)) { tick in
+            ticks.append(timers.cancel(tick.id))
+        }
+        await ticks.wait(forCount: 1)
+        await pause(Bounds.quiet)
+        #expect(ticks.values == [true])
+        #expect(timers.scheduledIDs.isEmpty)
+    }
+
+    @Test("shutdown from a handler does not deadlock, and refuses new timers after",
+          arguments: Implementation.allCases)
+    func shutdownFromHandler(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        let done = Recorder<Bool>()
+        try timers.scheduleRepeating(every: .milliseconds(50)) { _ in }
+        try timers.schedule(after: .milliseconds(5)) { _ in
+            timers.shutdown()
+            timers.shutdown()
+            done.append(true)
+        }
+        await done.wait(forCount: 1)
+        #expect(timers.scheduledIDs.isEmpty)
+        #expect(throws: PreciseTimerError.self) { try timers.schedule(after: .zero) { _ in } }
+        do {
+            try timers.schedule(id: "late", after: .zero) { _ in }
+        } catch let error as PreciseTimerError {
+            #expect(error.code == .shutDown)
+            #expect(error.id == "late")
+        }
+        timers.shutdown()
+    }
+
+    @Test("generated IDs stay unique across cancels; explicit IDs are reusable once ended",
+          arguments: Implementation.allCases)
+    func idUniqueness(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        var seen = Set<TimerID>()
+        for _ in 0..<200 {
+            let id = try timers.schedule(after: .seconds(60)) { _ in }
+            #expect(seen.insert(id).inserted, "\(id) was handed out twice")
+            timers.cancel(id)
+        }
+        let live = try timers.schedule(after: .seconds(60)) { _ in }
+        #expect(throws: PreciseTimerError(.duplicateID, id: live)) {
+            try timers.schedule(id: live, after: .seconds(1)) { _ in }
+        }
+        timers.cancel(live)
+        try timers.schedule(id: live, after: .seconds(60)) { _ in }
+        #expect(timers.isScheduled(live))
+    }
+
+    @Test("bad input throws a typed error and registers nothing", arguments: Implementation.allCases)
+    func badInput(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let tooLong = PreciseTimer.maximumDuration + .nanoseconds(1)
+        let cases: [(PreciseTimerError.Code, () throws -> Void)] = [
+            (.invalidDelay, { try timers.schedule(after: .milliseconds(-1)) { _ in } }),
+            (.invalidDelay, { try timers.schedule(after: tooLong) { _ in } }),
+            (.invalidDelay, { try timers.scheduleRepeating(every: .seconds(1), startingAfter: .seconds(-1)) { _ in } }),
+            (.invalidInterval, { try timers.scheduleRepeating(every: .zero) { _ in } }),
+            (.invalidInterval, { try timers.scheduleRepeating(every: .nanoseconds(-5)) { _ in } }),
+            (.invalidInterval, { try timers.scheduleRepeating(every: tooLong) { _ in } }),
+            (.invalidDelay, { try timers.schedule(after: Duration.checkedSeconds(.nan)) { _ in } }),
+            (.invalidDelay, { try timers.schedule(after: Duration.checkedSeconds(-.infinity)) { _ in } }),
+            (.emptyID, { try timers.schedule(id: "", after: .seconds(1)) { _ in } }),
+        ]
+        for (code, call) in cases {
+            #expect { try call() } throws: { ($0 as? PreciseTimerError)?.code == code }
+        }
+        #expect(timers.scheduledIDs.isEmpty)
+        #expect(timers.execTask({}, start: .nan, interval: 0, repeats: false, async: false) == nil)
+        #expect(timers.scheduledIDs.isEmpty)
+    }
+
+    @Test("after a stall, skip reports the missed periods and keeps the phase", arguments: Implementation.allCases)
+    func missedTicksAfterStall(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let ticks = Recorder<Tick>()
+        let id = try timers.scheduleRepeating(every: .milliseconds(10)) { ticks.append($0) }
+        await ticks.wait(forCount: 2)
+        // Block the executor the repeating timer runs on (both run `.loop` handlers serially).
+        try timers.schedule(after: .zero) { _ in usleep(80_000) }
+        await ticks.wait { $0.contains { $0.missed > 0 } }
+        timers.cancel(id)
+        let values = ticks.values
+        let stalled = try #require(values.first { $0.missed > 0 })
+        #expect(stalled.missed >= 3, "80 ms of stall at 10 ms should skip at least 3 periods")
+        let first = try #require(values.first).scheduledAt
+        for tick in values {
+            #expect((tick.scheduledAt.nanoseconds - first.nanoseconds) % 10_000_000 == 0,
+                    "tick \(tick.count) left the grid")
+        }
+        #expect(zip(values, values.dropFirst()).allSatisfy { $1.count == $0.count + 1 })
+    }
+
+    @Test("burst calls once per missed period; delay restarts the grid", arguments: Implementation.allCases)
+    func burstAndDelay(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let burst = Recorder<Tick>()
+        let delay = Recorder<Tick>()
+        try timers.scheduleRepeating(every: .milliseconds(10), options: .init(missedTicks: .burst)) { burst.append($0) }
+        try timers.scheduleRepeating(every: .milliseconds(10), options: .init(missedTicks: .delay)) { delay.append($0) }
+        await burst.wait(forCount: 1)
+        try timers.schedule(after: .zero) { _ in usleep(60_000) }
+        await burst.wait(forCount: 8)
+        await delay.wait { $0.contains { $0.missed > 0 } }
+        let bursts = burst.values
+        #expect(bursts.allSatisfy { $0.missed == 0 })
+        let gaps = zip(bursts, bursts.dropFirst()).map { $1.scheduledAt - $0.scheduledAt }
+        #expect(gaps.allSatisfy { $0 == .milliseconds(10) }, "burst must not skip a grid point: \(gaps)")
+        let delays = delay.values
+        let late = try #require(delays.firstIndex { $0.missed > 0 })
+        if late + 1 < delays.count {
+            let restart = delays[late + 1].scheduledAt - delays[late].firedAt
+            #expect(restart > .microseconds(9_000) && restart < .microseconds(11_000), "delay restarts from the fire: \(restart)")
+        }
+    }
+
+    @Test("a timer never overlaps itself on a concurrent queue", arguments: Implementation.allCases)
+    func noOverlap(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let running = Atomic<Int>(0)
+        let maximum = Atomic<Int>(0)
+        let ticks = Recorder<Tick>()
+        let queue = DispatchQueue(label: "concurrent", attributes: .concurrent)
+        let id = try timers.scheduleRepeating(every: .milliseconds(1), options: .init(executor: .queue(queue))) { tick in
+            let now = running.add(1, ordering: .acquiringAndReleasing).newValue
+            maximum.max(now, ordering: .relaxed)
+            usleep(4_000)
+            running.subtract(1, ordering: .acquiringAndReleasing)
+            ticks.append(tick)
+        }
+        await ticks.wait(forCount: 10)
+        timers.cancel(id)
+        #expect(maximum.load(ordering: .relaxed) == 1)
+        #expect(ticks.values.dropFirst().contains { $0.missed > 0 }, "4 ms handlers at 1 ms must miss periods")
+    }
+
+    @Test("the weak-target adapter lets the target go and removes the timer", arguments: Implementation.allCases)
+    func weakTarget(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        var target: Canary? = Canary()
+        let probe = WeakProbe(target!)
+        let calls = Recorder<UInt64>()
+        let id = try timers.scheduleRepeating(every: .milliseconds(2), target: target!) { _, tick in
+            calls.append(tick.count)
+        }
+        await calls.wait(forCount: 2)
+        target = nil
+        #expect(await calls.wait { _ in probe.isReleased })
+        #expect(await calls.wait { _ in !timers.isScheduled(id) })
+        let after = calls.count
+        await pause(Bounds.quiet)
+        #expect(calls.count == after)
+    }
+
+    @Test("handler captures are released after cancel, after a one-shot fires and after shutdown",
+          arguments: Implementation.allCases)
+    func handlersReleased(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        var cancelled: Canary? = Canary()
+        var fired: Canary? = Canary()
+        var pending: Canary? = Canary()
+        let probes = [WeakProbe(cancelled!), WeakProbe(fired!), WeakProbe(pending!)]
+        let done = Recorder<Bool>()
+        let id = try timers.scheduleRepeating(every: .seconds(60)) { [cancelled] _ in _ = cancelled }
+        try timers.schedule(after: .milliseconds(1)) { [fired] _ in
+            _ = fired
+            done.append(true)
+        }
+        try timers.schedule(after: .seconds(60)) { [pending] _ in _ = pending }
+        cancelled = nil
+        fired = nil
+        pending = nil
+        timers.cancel(id)
+        #expect(probes[0].isReleased, "cancel must release the handler at once")
+        await done.wait(forCount: 1)
+        #expect(await done.wait(timeout: .seconds(5)) { _ in probes[1].isReleased }, "fired one-shot released")
+        #expect(!probes[2].isReleased)
+        timers.shutdown()
+        #expect(probes[2].isReleased, "shutdown must release pending handlers")
+    }
+}

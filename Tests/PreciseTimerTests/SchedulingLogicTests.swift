@@ -1,0 +1,260 @@
+import PreciseTimer
+import Testing
+
+/// Schedule math, missed-tick policies, cancellation and the adapters, on a manual clock: no
+/// sleeping, exact instants.
+@Suite("Scheduling logic (manual driver)")
+struct SchedulingLogicTests {
+    private let ms: Int64 = 1_000_000
+
+    @Test("a one-shot fires once at its exact deadline and is gone before its handler runs")
+    func oneShot() throws {
+        let driver = ManualTimerDriver()
+        let start = driver.now
+        let ticks = Recorder<(Tick, Bool)>()
+        let timers = driver.timers
+        try timers.schedule(id: "once", after: .milliseconds(5)) { tick in
+            ticks.append((tick, timers.isScheduled("once")))
+        }
+        driver.advance(by: .milliseconds(4))
+        #expect(ticks.count == 0)
+        driver.advance(by: .milliseconds(10))
+        #expect(ticks.count == 1)
+        let (tick, stillScheduled) = try #require(ticks.values.first)
+        #expect(tick.scheduledAt.nanoseconds == start + 5 * self.ms)
+        #expect(tick.firedAt == tick.scheduledAt)
+        #expect(tick.count == 1 && tick.missed == 0)
+        #expect(!stillScheduled)
+        #expect(timers.scheduledIDs.isEmpty)
+    }
+
+    @Test("a one-shot may reschedule its own ID from its handler")
+    func oneShotReusesID() throws {
+        let driver = ManualTimerDriver()
+        let timers = driver.timers
+        let fires = Recorder<UInt64>()
+        @Sendable func arm() throws {
+            try timers.schedule(id: "again", after: .milliseconds(1)) { _ in
+                fires.append(1)
+                if fires.count < 3 { try? arm() }
+            }
+        }
+        try arm()
+        driver.advance(by: .milliseconds(10))
+        #expect(fires.count == 3)
+    }
+
+    @Test("repeating deadlines are start + k·interval, first after one interval or startingAfter")
+    func repeatingGrid() throws {
+        let driver = ManualTimerDriver()
+        let start = driver.now
+        let plain = Recorder<Tick>()
+        let delayed = Recorder<Tick>()
+        try driver.timers.scheduleRepeating(every: .milliseconds(10)) { plain.append($0) }
+        try driver.timers.scheduleRepeating(every: .milliseconds(10), startingAfter: .milliseconds(3)) {
+            delayed.append($0)
+        }
+        driver.advance(by: .milliseconds(55))
+        #expect(plain.values.map(\.scheduledAt.nanoseconds) == (1...5).map { start + $0 * 10 * self.ms })
+        #expect(delayed.values.map(\.scheduledAt.nanoseconds) == (0...5).map { start + (3 + $0 * 10) * self.ms })
+        #expect(plain.values.map(\.count) == [1, 2, 3, 4, 5])
+        #expect(plain.values.allSatisfy { $0.missed == 0 && $0.lateness == .zero })
+    }
+
+    @Test("skip: one call after a stall, missed periods counted, phase kept")
+    func skipPolicy() throws {
+        let driver = ManualTimerDriver()
+        let start = driver.now
+        let ticks = Recorder<Tick>()
+        try driver.timers.scheduleRepeating(every: .milliseconds(10)) { ticks.append($0) }
+        driver.advance(by: .milliseconds(10))  // tick 1 at 10 ms
+        driver.stall(for: .milliseconds(35))  // now 45 ms: 20, 30, 40 passed
+        driver.advance(by: .milliseconds(5))  // 50 ms: back on the grid
+        let values = ticks.values
+        try #require(values.count == 3)
+        #expect(values[1].missed == 2)
+        #expect(values[1].scheduledAt.nanoseconds == start + 40 * self.ms)
+        #expect(values[1].lateness == .milliseconds(5))
+        #expect(values[2].scheduledAt.nanoseconds == start + 50 * self.ms)
+        #expect(values[2].missed == 0)
+        #expect(values.map(\.count) == [1, 2, 3])
+    }
+
+    @Test("burst: one call per missed period, back to back, then the original grid")
+    func burstPolicy() throws {
+        let driver = ManualTimerDriver()
+        let start = driver.now
+        let ticks = Recorder<Tick>()
+        try driver.timers.scheduleRepeating(every: .milliseconds(10), options: .init(missedTicks: .burst)) {
+            ticks.append($0)
+        }
+        driver.stall(for: .milliseconds(35))
+        #expect(ticks.values.map(\.scheduledAt.nanoseconds) == [10, 20, 30].map { start + $0 * self.ms })
+        #expect(ticks.values.allSatisfy { $0.missed == 0 })
+        driver.advance(by: .milliseconds(5))
+        #expect(ticks.values.last?.scheduledAt.nanoseconds == start + 40 * self.ms)
+    }
+
+    @Test("delay: one call with the missed count, then the grid restarts from that call")
+    func delayPolicy() throws {
+        let driver = ManualTimerDriver()
+        let start = driver.now
+        let ticks = Recorder<Tick>()
+        try driver.timers.scheduleRepeating(every: .milliseconds(10), options: .init(missedTicks: .delay)) {
+            ticks.append($0)
+        }
+        driver.stall(for: .milliseconds(35))
+        driver.advance(by: .milliseconds(20))
+        let values = ticks.values
+        try #require(values.count == 3)
+        #expect(values[0].scheduledAt.nanoseconds == start + 10 * self.ms)
+        #expect(values[0].missed == 2)
+        #expect(values[1].scheduledAt.nanoseconds == start + 45 * self.ms)
+        #expect(values[2].scheduledAt.nanoseconds == start + 55 * self.ms)
+    }
+
+    @Test("a handler that outruns its period: the periods it covered count as missed")
+    func slowHandler() throws {
+        let driver = ManualTimerDriver()
+        let start = driver.now
+        let ticks = Recorder<Tick>()
+        try driver.timers.scheduleRepeating(every: .milliseconds(10)) { tick in
+            ticks.append(tick)
+            if tick.count == 1 { driver.loop.set(driver.now + 25 * 1_000_000) }  // runs until 35 ms
+        }
+        driver.advance(by: .milliseconds(10))
+        driver.advance(by: .milliseconds(10))  // 45 ms
+        #expect(ticks.values.map(\.missed) == [0, 1, 0])
+        #expect(ticks.values.map(\.scheduledAt.nanoseconds) == [10, 30, 40].map { start + $0 * self.ms })
+        #expect(ticks.values.map(\.count) == [1, 2, 3])
+    }
+
+    @Test("cancel from the own handler stops it; cancel of a co-due timer stops that one too")
+    func cancelInsideHandlers() throws {
+        let driver = ManualTimerDriver()
+        let timers = driver.timers
+        let fired = Recorder<TimerID>()
+        try timers.scheduleRepeating(id: "self", every: .milliseconds(1)) { tick in
+            fired.append(tick.id)
+            #expect(timers.cancel(tick.id))
+            #expect(!timers.cancel(tick.id))
+        }
+        try timers.schedule(id: "killer", after: .milliseconds(5)) { tick in
+            fired.append(tick.id)
+            timers.cancel("victim")
+        }
+        try timers.schedule(id: "victim", after: .milliseconds(5)) { fired.append($0.id) }
+        driver.advance(by: .milliseconds(20))
+        #expect(fired.values == ["self", "killer"])
+        #expect(timers.scheduledIDs.isEmpty)
+    }
+
+    @Test("cancelAll ends every timer and releases every handler; the service stays usable")
+    func cancelAll() throws {
+        let driver = ManualTimerDriver()
+        var canary: Canary? = Canary()
+        let probe = WeakProbe(canary!)
+        let fired = Recorder<TimerID>()
+        try driver.timers.scheduleRepeating(id: "r", every: .milliseconds(1)) { [canary] in
+            _ = canary
+            fired.append($0.id)
+        }
+        try driver.timers.schedule(id: "o", after: .milliseconds(1)) { fired.append($0.id) }
+        canary = nil
+        driver.timers.cancelAll()
+        #expect(probe.isReleased)
+        #expect(driver.timers.scheduledIDs.isEmpty)
+        driver.advance(by: .milliseconds(5))
+        #expect(fired.count == 0)
+        try driver.timers.schedule(id: "o", after: .milliseconds(1)) { fired.append($0.id) }
+        driver.advance(by: .milliseconds(5))
+        #expect(fired.values == ["o"])
+    }
+
+    @Test("the weak-target adapter passes the target, and cancels itself once it is gone")
+    func weakTarget() throws {
+        let driver = ManualTimerDriver()
+        var target: Canary? = Canary()
+        let probe = WeakProbe(target!)
+        let calls = Recorder<UInt64>()
+        let id = try driver.timers.scheduleRepeating(every: .milliseconds(10), target: target!) { _, tick in
+            calls.append(tick.count)
+        }
+        driver.advance(by: .milliseconds(20))
+        #expect(calls.values == [1, 2])
+        target = nil
+        #expect(probe.isReleased, "the timer must not keep its target alive")
+        #expect(driver.timers.isScheduled(id))
+        driver.advance(by: .milliseconds(10))
+        #expect(!driver.timers.isScheduled(id))
+        driver.advance(by: .milliseconds(50))
+        #expect(calls.values == [1, 2])
+    }
+
+    @Test("a one-shot weak-target timer skips its action when the target is gone")
+    func weakTargetOneShot() throws {
+        let driver = ManualTimerDriver()
+        var target: Canary? = Canary()
+        let calls = Recorder<UInt64>()
+        try driver.timers.schedule(after: .milliseconds(10), target: target!) { _, tick in calls.append(tick.count) }
+        target = nil
+        driver.advance(by: .milliseconds(20))
+        #expect(calls.count == 0)
+        #expect(driver.timers.scheduledIDs.isEmpty)
+    }
+
+    @Test("execTask: valid values schedule with fresh names, bad values schedule nothing")
+    func execTask() throws {
+        let driver = ManualTimerDriver()
+        let timers = driver.timers
+        let runs = Recorder<String>()
+        let maybeOnce = timers.execTask({ runs.append("once") }, start: 0.005, interval: 0, repeats: false, async: false)
+        let maybeEvery = timers.execTask({ runs.append("every") }, start: 0, interval: 0.01, repeats: true, async: false)
+        let once = try #require(maybeOnce)
+        let every = try #require(maybeEvery)
+        #expect(once != every)
+        for (start, interval, repeats) in [(-1.0, 1.0, true), (.nan, 1, false), (1, .infinity, true), (1, 0, true),
+                                           (1, -1, true), (1e300, 1, false), (0, .nan, false)] {
+            #expect(timers.execTask({}, start: start, interval: interval, repeats: repeats, async: false) == nil,
+                    "start \(start), interval \(interval), repeats \(repeats)")
+        }
+        driver.advance(by: .milliseconds(25))
+        #expect(runs.values == ["every", "once", "every", "every"])
+        timers.cancelTask(every)
+        timers.cancelTask(nil)
+        timers.cancelTask("no-such-task")
+        #expect(timers.scheduledIDs.isEmpty)
+        let maybeNext = timers.execTask({}, start: 1, interval: 0, repeats: false, async: false)
+        let next = try #require(maybeNext)
+        #expect(next != once && next != every)
+    }
+
+    @Test("execTask with a target holds it weakly")
+    func execTaskTarget() throws {
+        let driver = ManualTimerDriver()
+        var target: Canary? = Canary()
+        let probe = WeakProbe(target!)
+        let runs = Recorder<Int>()
+        let name = driver.timers.execTask(target: target!, action: { _ in runs.append(1) }, start: 0.01,
+                                          interval: 0.01, repeats: true, async: false)
+        driver.advance(by: .milliseconds(10))
+        target = nil
+        #expect(probe.isReleased)
+        driver.advance(by: .milliseconds(30))
+        #expect(runs.count == 1)
+        #expect(!driver.timers.isScheduled(TimerID(try #require(name))))
+    }
+
+    @Test("a new timer earlier than the loop's next wake-up rings the doorbell once")
+    func wakeUps() throws {
+        let driver = ManualTimerDriver()
+        try driver.timers.schedule(after: .milliseconds(10)) { _ in }
+        let afterFirst = driver.loop.wakes
+        driver.advance(by: .zero)  // the loop now sleeps until 10 ms
+        try driver.timers.schedule(after: .milliseconds(20)) { _ in }
+        #expect(driver.loop.wakes == afterFirst)
+        try driver.timers.schedule(after: .milliseconds(5)) { _ in }
+        try driver.timers.schedule(after: .milliseconds(4)) { _ in }
+        #expect(driver.loop.wakes == afterFirst + 1)
+    }
+}

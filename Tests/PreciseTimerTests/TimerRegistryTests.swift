@@ -1,0 +1,113 @@
+import PreciseTimer
+import Testing
+
+/// The registry's transitions on their own: IDs, wake-up decisions, firing order, compaction.
+@Suite("TimerRegistry")
+struct TimerRegistryTests {
+    private let noop: @Sendable (Tick) -> Void = { _ in }
+
+    @Test("generated IDs count up, skip explicit names and are never reused")
+    func generatedIDs() throws {
+        var registry = TimerRegistry()
+        let first = try registry.add(id: nil, deadline: 10, interval: 0, options: .init(), handler: self.noop).id
+        _ = try registry.add(id: "timer-2", deadline: 10, interval: 0, options: .init(), handler: self.noop)
+        let third = try registry.add(id: nil, deadline: 10, interval: 0, options: .init(), handler: self.noop).id
+        #expect(first == "timer-1")
+        #expect(third == "timer-3")
+        #expect(registry.cancel(first).found)
+        let fourth = try registry.add(id: nil, deadline: 10, interval: 0, options: .init(), handler: self.noop).id
+        #expect(fourth == "timer-4")
+    }
+
+    @Test("duplicate and empty IDs throw and leave the registry unchanged")
+    func badIDs() throws {
+        var registry = TimerRegistry()
+        _ = try registry.add(id: "a", deadline: 10, interval: 0, options: .init(), handler: self.noop)
+        #expect(throws: PreciseTimerError(.duplicateID, id: "a")) {
+            _ = try registry.add(id: "a", deadline: 5, interval: 0, options: .init(), handler: self.noop)
+        }
+        #expect(throws: PreciseTimerError(.emptyID, id: "")) {
+            _ = try registry.add(id: "", deadline: 5, interval: 0, options: .init(), handler: self.noop)
+        }
+        #expect(registry.timers.count == 1)
+        #expect(registry.heapCount == 1)
+        guard case .idle(let next) = registry.next(now: 0) else {
+            Issue.record("nothing should be due")
+            return
+        }
+        #expect(next == 10)
+    }
+
+    @Test("the loop is woken only for a deadline earlier than the one it sleeps until, once")
+    func wakeDecisions() throws {
+        var registry = TimerRegistry()
+        #expect(try registry.add(id: "a", deadline: 100, interval: 0, options: .init(), handler: self.noop).wakeLoop)
+        // A wake-up is on its way: the loop will look at the heap anyway.
+        #expect(try !registry.add(id: "b", deadline: 50, interval: 0, options: .init(), handler: self.noop).wakeLoop)
+        guard case .idle(50) = registry.next(now: 0) else {
+            Issue.record("expected to sleep until 50")
+            return
+        }
+        #expect(try !registry.add(id: "c", deadline: 60, interval: 0, options: .init(), handler: self.noop).wakeLoop)
+        #expect(try registry.add(id: "d", deadline: 40, interval: 0, options: .init(), handler: self.noop).wakeLoop)
+    }
+
+    @Test("equal deadlines pop in scheduling order, earlier deadlines first")
+    func ordering() throws {
+        var registry = TimerRegistry()
+        for (name, deadline) in [("late", 30), ("x1", 20), ("x2", 20), ("early", 10), ("x3", 20)] {
+            _ = try registry.add(id: TimerID(name), deadline: Int64(deadline), interval: 0, options: .init(),
+                                 handler: self.noop)
+        }
+        var fired: [TimerID] = []
+        while case .fire(let fire) = registry.next(now: 100) {
+            fired.append(fire.node.id)
+        }
+        #expect(fired == ["early", "x1", "x2", "x3", "late"])
+        #expect(registry.timers.isEmpty)
+    }
+
+    @Test("cancelled timers are compacted out of the heap once they are the majority")
+    func compaction() throws {
+        var registry = TimerRegistry()
+        for index in 0..<10_000 {
+            _ = try registry.add(id: TimerID("t\(index)"), deadline: Int64(index), interval: 0, options: .init(),
+                                 handler: self.noop)
+        }
+        for index in 0..<9_000 {
+            #expect(registry.cancel(TimerID("t\(index)")).found)
+        }
+        #expect(registry.timers.count == 1_000)
+        #expect(registry.heapCount < 2_500, "garbage should have been compacted, heap holds \(registry.heapCount)")
+        var fired = 0
+        while case .fire = registry.next(now: .max) { fired += 1 }
+        #expect(fired == 1_000)
+    }
+
+    @Test("cancel hands the handler back for release outside the lock")
+    func cancelReturnsHandler() throws {
+        var registry = TimerRegistry()
+        let canary = Canary()
+        let probe = WeakProbe(canary)
+        _ = try registry.add(id: "a", deadline: 10, interval: 0, options: .init()) { _ in _ = canary }
+        var result = registry.cancel("a")
+        #expect(result.found)
+        #expect(result.handler != nil)
+        #expect(!probe.isReleased)
+        result.handler = nil
+        _ = consume canary
+        #expect(probe.isReleased)
+        #expect(!registry.cancel("a").found)
+    }
+
+    @Test("shutdown refuses new timers and happens once")
+    func shutdown() throws {
+        var registry = TimerRegistry()
+        _ = try registry.add(id: "a", deadline: 10, interval: 0, options: .init(), handler: self.noop)
+        #expect(registry.shutdown()?.count == 1)
+        #expect(registry.shutdown() == nil)
+        #expect(throws: PreciseTimerError(.shutDown, id: "b")) {
+            _ = try registry.add(id: "b", deadline: 5, interval: 0, options: .init(), handler: self.noop)
+        }
+    }
+}
