@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// A point in time on `CLOCK_MONOTONIC`: time since boot, not counting suspend, never set back.
 ///
 /// Every deadline in this package lives on this clock, so `Tick` instants from
@@ -20,9 +14,7 @@ public struct MonotonicInstant: Comparable, Hashable, Sendable, CustomStringConv
 
     /// Reads the clock (`clock_gettime(CLOCK_MONOTONIC)`, a vDSO call: no system call).
     public static func now() -> MonotonicInstant {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return MonotonicInstant(nanoseconds: Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec))
+        MonotonicInstant(nanoseconds: monotonicNanoseconds())
     }
 
     /// The time from `rhs` to `lhs`; negative when `lhs` is earlier.

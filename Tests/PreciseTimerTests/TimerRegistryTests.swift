@@ -62,6 +62,7 @@ struct TimerRegistryTests {
         var fired: [TimerID] = []
         while case .fire(let fire) = registry.next(now: 100) {
             fired.append(fire.node.id)
+            #expect(registry.begin(fire.node) != nil)
         }
         #expect(fired == ["early", "x1", "x2", "x3", "late"])
         #expect(registry.timers.isEmpty)
@@ -98,6 +99,22 @@ struct TimerRegistryTests {
         _ = consume canary
         #expect(probe.isReleased)
         #expect(!registry.cancel("a").found)
+    }
+
+    @Test("a timer cancelled between being taken and its call never runs")
+    func cancelBetweenTakeAndBegin() throws {
+        var registry = TimerRegistry()
+        _ = try registry.add(id: "once", deadline: 10, interval: 0, options: .init(), handler: self.noop)
+        _ = try registry.add(id: "every", deadline: 10, interval: 5, options: .init(), handler: self.noop)
+        var taken: [TimerRegistry.Fire] = []
+        while case .fire(let fire) = registry.next(now: 10) { taken.append(fire) }
+        #expect(taken.count == 2)
+        #expect(registry.timers.count == 2, "taken timers are still registered until their call begins")
+        #expect(registry.cancel("once").found)
+        #expect(registry.cancel("every").found)
+        #expect(taken.allSatisfy { registry.begin($0.node) == nil })
+        #expect(taken.allSatisfy { !registry.complete($0.node) })
+        #expect(registry.timers.isEmpty && registry.heapCount == 0)
     }
 
     @Test("shutdown refuses new timers and happens once")

@@ -6,11 +6,19 @@ import Dispatch
 /// Callers must not run user code or a blocking libevent call inside `withLock`.
 package final class SemaphoreGuarded<Value>: @unchecked Sendable {
     // Invariant: `value` is read and written only between `semaphore.wait()` and `signal()`.
+    // It lives behind a pointer rather than in a `var`: the semaphore already guarantees
+    // exclusive access, and a stored `var` would pay a dynamic exclusivity check per call.
     private let semaphore = DispatchSemaphore(value: 1)
-    private var value: Value
+    private let value: UnsafeMutablePointer<Value>
 
     package init(_ value: Value) {
-        self.value = value
+        self.value = .allocate(capacity: 1)
+        self.value.initialize(to: value)
+    }
+
+    deinit {
+        self.value.deinitialize(count: 1)
+        self.value.deallocate()
     }
 
     /// Runs `body` with exclusive access to the value.
@@ -20,6 +28,6 @@ package final class SemaphoreGuarded<Value>: @unchecked Sendable {
     ) throws(Failure) -> Result {
         self.semaphore.wait()
         defer { self.semaphore.signal() }
-        return try body(&self.value)
+        return try body(&self.value.pointee)
     }
 }

@@ -112,7 +112,10 @@ package final class TimerCore: TimerService {
     }
 
     private func call(_ fire: TimerRegistry.Fire) {
-        fire.handler(
+        // Checked here, after any hop to a queue: a cancel that returned before this point
+        // prevents the call.
+        guard let handler = self.registry.withLock({ $0.begin(fire.node) }) else { return }
+        handler(
             Tick(id: fire.node.id, count: fire.count, missed: fire.missed,
                  scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
                  firedAt: MonotonicInstant(nanoseconds: self.loop.now()))

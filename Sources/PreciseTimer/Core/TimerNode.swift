@@ -10,13 +10,17 @@ package final class TimerNode: @unchecked Sendable {
     package enum State: UInt8 {
         /// In the heap, waiting for its deadline.
         case pending
-        /// Popped; its handler is being called (or queued to be). Not in the heap.
+        /// Popped as due; its call is about to begin (possibly after a hop to its queue). Still
+        /// registered, so a `cancel` now still prevents the call.
+        case taken
+        /// Its handler is being called. Not in the heap.
         case running
         /// Fired (one-shot), cancelled or shut down. May linger in the heap as garbage.
         case ended
     }
 
-    package let id: TimerID
+    /// Set once, before the node is shared (a generated name may be redrawn on a clash).
+    package var id: TimerID
     /// Nanoseconds between deadlines; 0 for a one-shot.
     package let interval: Int64
     package let policy: MissedTickPolicy

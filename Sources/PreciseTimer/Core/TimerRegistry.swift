@@ -4,17 +4,17 @@
 /// or libevent; they return what the caller must do once the semaphore is released (wake the
 /// loop, call a handler, let go of handlers).
 package struct TimerRegistry {
-    /// What a caller does after a transition, outside the lock.
+    /// A due timer, taken from the heap: the caller calls ``begin(_:)`` right before running its
+    /// handler, outside the lock.
     package struct Fire {
         package let node: TimerNode
-        package let handler: @Sendable (Tick) -> Void
         package let count: UInt64
         package let missed: UInt64
         package let scheduledAt: Int64
     }
 
     package enum Next {
-        /// Call this handler now, then (for a repeating timer) `complete` it.
+        /// Run this timer: ``begin(_:)``, call the handler, then (repeating) ``complete(_:)``.
         case fire(Fire)
         /// Nothing is due; the earliest deadline, or `nil` when no timer is pending.
         case idle(Int64?)
@@ -42,26 +42,42 @@ package struct TimerRegistry {
         handler: @escaping @Sendable (Tick) -> Void
     ) throws(PreciseTimerError) -> (id: TimerID, wakeLoop: Bool) {
         guard !self.isShutDown else { throw PreciseTimerError(.shutDown, id: requested) }
-        let id: TimerID
-        if let requested {
-            guard !requested.rawValue.isEmpty else { throw PreciseTimerError(.emptyID, id: requested) }
-            guard self.timers[requested] == nil else { throw PreciseTimerError(.duplicateID, id: requested) }
-            id = requested
-        } else {
-            id = self.generateID()
+        if let requested, requested.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: requested) }
+        let node = TimerNode(id: requested ?? self.generateID(), deadline: deadline, interval: interval,
+                             options: options, handler: handler)
+        // One hash and one probe for the common case; a taken name is put back as it was.
+        while let existing = self.timers.updateValue(node, forKey: node.id) {
+            self.timers[existing.id] = existing
+            guard requested == nil else { throw PreciseTimerError(.duplicateID, id: requested) }
+            node.id = self.generateID()
         }
-        let node = TimerNode(id: id, deadline: deadline, interval: interval, options: options, handler: handler)
-        self.timers[id] = node
-        return (id, self.push(node))
+        return (node.id, self.push(node))
     }
 
-    /// `timer-N`, N counting up for the life of the service and skipping names a caller chose,
-    /// so a generated ID is never handed out twice (the seed wrapper's count-based names were).
+    /// The next `timer-N`, N counting up for the life of the service. ``add`` skips names a
+    /// caller chose, so a generated ID is never handed out twice (the seed wrapper's count-based
+    /// names were).
     private mutating func generateID() -> TimerID {
-        while true {
-            self.generatedIDs += 1
-            let id = TimerID("timer-\(self.generatedIDs)")
-            if self.timers[id] == nil { return id }
+        self.generatedIDs += 1
+        return TimerID(Self.generatedName(self.generatedIDs))
+    }
+
+    /// `"timer-" + n` without string interpolation: up to `timer-999999999` the result is a small
+    /// string stored inline, with no allocation (a million pending timers is a normal load).
+    private static func generatedName(_ number: UInt64) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26) { buffer in
+            let prefix: StaticString = "timer-"
+            var length = prefix.utf8CodeUnitCount
+            for index in 0..<length { buffer[index] = prefix.utf8Start[index] }
+            var digits = number
+            let firstDigit = length
+            repeat {
+                buffer[length] = UInt8(ascii: "0") + UInt8(digits % 10)
+                digits /= 10
+                length += 1
+            } while digits > 0
+            buffer[firstDigit..<length].reverse()
+            return String(decoding: buffer[0..<length], as: UTF8.self)
         }
     }
 
@@ -144,31 +160,39 @@ package struct TimerRegistry {
     }
 
     private mutating func take(_ node: TimerNode, now: Int64) -> Fire {
-        let handler = node.handler!  // A pending node always has its handler.
+        node.state = .taken
         node.count += 1
         guard node.interval > 0 else {
-            // One-shot auto-cancel: the ID is free before the handler runs, so it may reuse it.
-            self.timers[node.id] = nil
-            node.state = .ended
-            node.handler = nil
-            return Fire(node: node, handler: handler, count: 1, missed: 0, scheduledAt: node.deadline)
+            return Fire(node: node, count: 1, missed: 0, scheduledAt: node.deadline)
         }
-        node.state = .running
         let deadline = node.deadline
         let periodsLate = UInt64((now - deadline) / node.interval)
         switch node.policy {
         case .skip:
             // Answer the latest grid point that passed; the next one stays on the grid.
             node.deadline = deadline + Int64(periodsLate) * node.interval
-            return Fire(node: node, handler: handler, count: node.count, missed: periodsLate,
-                        scheduledAt: node.deadline)
+            return Fire(node: node, count: node.count, missed: periodsLate, scheduledAt: node.deadline)
         case .burst:
-            return Fire(node: node, handler: handler, count: node.count, missed: 0, scheduledAt: deadline)
+            return Fire(node: node, count: node.count, missed: 0, scheduledAt: deadline)
         case .delay:
             node.deadline = now
-            return Fire(node: node, handler: handler, count: node.count, missed: periodsLate,
-                        scheduledAt: deadline)
+            return Fire(node: node, count: node.count, missed: periodsLate, scheduledAt: deadline)
         }
+    }
+
+    /// The call of a taken timer begins: returns its handler, or `nil` if the timer was cancelled
+    /// since it was taken (then nothing runs). A one-shot leaves the registry here, so its handler
+    /// may reuse the ID, and the service lets go of the handler once the call returns.
+    package mutating func begin(_ node: TimerNode) -> (@Sendable (Tick) -> Void)? {
+        guard node.state == .taken, let handler = node.handler else { return nil }
+        guard node.interval > 0 else {
+            self.timers[node.id] = nil
+            node.state = .ended
+            node.handler = nil
+            return handler
+        }
+        node.state = .running
+        return handler
     }
 
     /// A repeating timer's handler returned: arm its next deadline unless it was cancelled
