@@ -91,30 +91,29 @@ package final class TimerCore: TimerService {
     package func runDue() -> Int64? {
         for _ in 0..<Self.batchLimit {
             let now = self.loop.now()
-            switch self.registry.withLock({ $0.next(now: now) }) {
+            let (next, handler) = self.registry.withLock { $0.nextOnLoop(now: now) }
+            switch next {
             case .idle(let next):
                 return next
             case .fire(let fire):
-                self.run(fire)
+                if let queue = fire.node.queue {
+                    queue.async { self.call(fire) }
+                } else if let handler {
+                    self.invoke(handler, for: fire)
+                }
             }
         }
         return .min
     }
 
-    private func run(_ fire: TimerRegistry.Fire) {
-        guard let queue = fire.node.queue else {
-            self.call(fire)
-            return
-        }
-        queue.async {
-            self.call(fire)
-        }
+    /// Runs a fire that hopped to its queue. Its call begins here, under the lock, so a cancel
+    /// that returned while the fire waited in the queue prevents the call.
+    private func call(_ fire: TimerRegistry.Fire) {
+        guard let handler = self.registry.withLock({ $0.begin(fire.node) }) else { return }
+        self.invoke(handler, for: fire)
     }
 
-    private func call(_ fire: TimerRegistry.Fire) {
-        // Checked here, after any hop to a queue: a cancel that returned before this point
-        // prevents the call.
-        guard let handler = self.registry.withLock({ $0.begin(fire.node) }) else { return }
+    private func invoke(_ handler: @Sendable (Tick) -> Void, for fire: TimerRegistry.Fire) {
         handler(
             Tick(id: fire.node.id, count: fire.count, missed: fire.missed,
                  scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),

@@ -55,34 +55,39 @@ package struct TimerHeap {
         }
     }
 
+    // Sifting moves a "hole" instead of swapping: entries are moved bitwise, so a node's
+    // reference count (a cache miss on a cold node) is never touched on the way.
+
     private mutating func siftUp(from start: Int) {
         self.entries.withUnsafeMutableBufferPointer { buffer in
-            var child = start
-            let moving = buffer[child]
-            while child > 0 {
-                let parent = (child - 1) / 2
-                guard moving < buffer[parent] else { break }
-                buffer[child] = buffer[parent]
-                child = parent
+            let base = buffer.baseAddress!
+            var hole = start
+            let moving = (base + hole).move()
+            while hole > 0 {
+                let parent = (hole - 1) / 2
+                guard moving < base[parent] else { break }
+                (base + hole).moveInitialize(from: base + parent, count: 1)
+                hole = parent
             }
-            buffer[child] = moving
+            (base + hole).initialize(to: moving)
         }
     }
 
     private mutating func siftDown(from start: Int) {
         self.entries.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
             let count = buffer.count
-            var parent = start
-            let moving = buffer[parent]
+            var hole = start
+            let moving = (base + hole).move()
             while true {
-                var child = 2 * parent + 1
+                var child = 2 * hole + 1
                 guard child < count else { break }
-                if child + 1 < count, buffer[child + 1] < buffer[child] { child += 1 }
-                guard buffer[child] < moving else { break }
-                buffer[parent] = buffer[child]
-                parent = child
+                if child + 1 < count, base[child + 1] < base[child] { child += 1 }
+                guard base[child] < moving else { break }
+                (base + hole).moveInitialize(from: base + child, count: 1)
+                hole = child
             }
-            buffer[parent] = moving
+            (base + hole).initialize(to: moving)
         }
     }
 }

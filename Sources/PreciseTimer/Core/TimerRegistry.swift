@@ -159,6 +159,14 @@ package struct TimerRegistry {
         return .idle(nil)
     }
 
+    /// ``next(now:)`` and, for a timer whose handler runs right here on the loop (no hop), its
+    /// ``begin(_:)`` under the same lock. Returns the handler to call, if any.
+    package mutating func nextOnLoop(now: Int64) -> (Next, (@Sendable (Tick) -> Void)?) {
+        let next = self.next(now: now)
+        guard case .fire(let fire) = next, fire.node.queue == nil else { return (next, nil) }
+        return (next, self.begin(fire.node))
+    }
+
     private mutating func take(_ node: TimerNode, now: Int64) -> Fire {
         node.state = .taken
         node.count += 1
