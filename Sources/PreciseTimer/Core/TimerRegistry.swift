@@ -64,7 +64,7 @@ package struct TimerRegistry {
 
     /// `"timer-" + n` without string interpolation: up to `timer-999999999` the result is a small
     /// string stored inline, with no allocation (a million pending timers is a normal load).
-    private static func generatedName(_ number: UInt64) -> String {
+    package static func generatedName(_ number: UInt64) -> String {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26) { buffer in
             let prefix: StaticString = "timer-"
             var length = prefix.utf8CodeUnitCount
