@@ -92,7 +92,9 @@ struct ConformanceTests {
         #expect(!timers.cancel(id))
         #expect(!timers.isScheduled(id))
         await pause(Bounds.quiet)
-        #expect(lateCalls.load(ordering: .relaxed) == 0)
+        // A call that had already begun when `cancel` was entered may read the flag after it was
+        // set; it is the only one allowed. A service that kept firing would count one per period.
+        #expect(lateCalls.load(ordering: .relaxed) <= 1)
     }
 
     @Test("cancel from inside the own handler: exactly one call", arguments: Implementation.allCases)
