@@ -110,18 +110,17 @@ public final class DispatchReferenceTimer: TimerService {
     /// Cancels a timer. See ``TimerService/cancel(_:)``.
     @discardableResult
     public func cancel(_ id: TimerID) -> Bool {
-        guard let entry = self.registry.withLock({ $0.entries.removeValue(forKey: id) }) else { return false }
-        self.end([entry])
-        return true
+        let ended = self.registry.withLock { registry -> [Ended] in
+            guard let entry = registry.entries.removeValue(forKey: id) else { return [] }
+            return [Self.end(entry)]
+        }
+        self.finish(ended)
+        return !ended.isEmpty
     }
 
     /// Cancels every timer. See ``TimerService/cancelAll()``.
     public func cancelAll() {
-        let entries = self.registry.withLock { registry in
-            defer { registry.entries.removeAll() }
-            return Array(registry.entries.values)
-        }
-        self.end(entries)
+        self.finish(self.registry.withLock { Self.endAll(&$0) })
     }
 
     /// Whether a timer with this ID is scheduled.
@@ -137,29 +136,35 @@ public final class DispatchReferenceTimer: TimerService {
     /// Cancels every timer, releases every handler and refuses new timers. Never waits, so it is
     /// safe from any handler. Idempotent.
     public func shutdown() {
-        let entries = self.registry.withLock { registry in
+        self.finish(self.registry.withLock { registry in
             registry.isShutDown = true
-            defer { registry.entries.removeAll() }
-            return Array(registry.entries.values)
-        }
-        self.end(entries)
+            return Self.endAll(&registry)
+        })
     }
 
-    /// Ends entries already removed from the registry: marks them ended, cancels their sources
-    /// (resuming a suspended one, so it may be released), and releases their handlers here,
-    /// outside the lock.
-    private func end(_ entries: [DispatchTimerEntry]) {
-        let released = self.registry.withLock { _ in
-            entries.map { entry -> (handler: (@Sendable (Tick) -> Void)?, resume: Bool) in
-                defer {
-                    entry.state = .ended
-                    entry.handler = nil
-                    entry.isSuspended = false
-                }
-                return (entry.handler, entry.isSuspended)
-            }
+    /// What is left to do for an ended timer once the lock is released.
+    private typealias Ended = (entry: DispatchTimerEntry, handler: (@Sendable (Tick) -> Void)?, resume: Bool)
+
+    /// Ends an entry just removed from the registry, under the same lock, so no call can begin
+    /// between its removal and its end.
+    private static func end(_ entry: DispatchTimerEntry) -> Ended {
+        defer {
+            entry.state = .ended
+            entry.handler = nil
+            entry.isSuspended = false
         }
-        for (entry, (handler, resume)) in zip(entries, released) {
+        return (entry, entry.handler, entry.isSuspended)
+    }
+
+    private static func endAll(_ registry: inout Registry) -> [Ended] {
+        defer { registry.entries.removeAll() }
+        return registry.entries.values.map(Self.end)
+    }
+
+    /// Cancels the sources (resuming a suspended one, so it may be released) and releases the
+    /// handlers here, outside the lock: releasing runs the captures' deinits.
+    private func finish(_ ended: [Ended]) {
+        for (entry, handler, resume) in ended {
             entry.source.cancel()
             if resume { entry.source.resume() }
             withExtendedLifetime(handler) {}
