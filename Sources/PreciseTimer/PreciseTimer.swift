@@ -14,6 +14,14 @@
 /// a lock and a heap operation, and the loop thread is woken (one `eventfd` write) only when a
 /// new deadline is earlier than the one it sleeps until.
 ///
+/// ## Fork safety
+///
+/// A child process created with `fork()` must not use a service created in the parent: the
+/// child has only the thread that called `fork()`, so the loop thread does not exist there, and
+/// the registry's semaphore may have been copied while held. In the child, create a new
+/// `PreciseTimer` (or `exec`). Do not call ``shutdown()`` on the inherited one either: it would
+/// wait for a thread that does not exist; leave it alone.
+///
 /// - Important: handlers on ``TimerExecutor/loop`` run on the service's thread and must not
 ///   block. Releasing the last reference shuts the service down (``shutdown()``).
 public final class PreciseTimer: TimerService {

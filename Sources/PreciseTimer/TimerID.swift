@@ -4,6 +4,9 @@
 /// (`"heartbeat"`, `"session-42.expiry"`). A service generates one when you pass `nil`;
 /// generated IDs are never handed out twice for the life of that service, even after the
 /// timer that had one ended, so a stale ID can never cancel a newer timer.
+///
+/// IDs compare as Swift strings do, by Unicode canonical equivalence: `"e\u{301}"` and `"\u{E9}"`
+/// (two spellings of "é") are the same ID. Any non-empty string is valid, however long.
 public struct TimerID: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The string the ID was made from.
     public let rawValue: String

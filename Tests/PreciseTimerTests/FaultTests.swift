@@ -1,0 +1,73 @@
+import Glibc
+import PreciseTimer
+import Testing
+
+/// The engine under faults: start-up failure is a typed error, a blocking handler loses nothing.
+@Suite("Faults")
+struct FaultTests {
+    @Test("out of file descriptors: PreciseTimer() throws a typed error instead of crashing")
+    func outOfFileDescriptors() async {
+        await #expect(processExitsWith: .success) {
+            // Already-open descriptors exceed this limit, so eventfd and epoll_create both fail.
+            var limit = rlimit(rlim_cur: 3, rlim_max: 3)
+            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(3) }
+            do {
+                _ = try PreciseTimer()
+                exit(1)
+            } catch let error as PreciseTimerError {
+                let expected: Set<PreciseTimerError.Code> = [.systemFailure, .libeventFailure]
+                exit(expected.contains(error.code) && error.errno == EMFILE ? 0 : 2)
+            } catch {
+                exit(4)
+            }
+        }
+    }
+
+    @Test("a .loop handler that blocks 200 ms delays the others; they lose nothing and report misses")
+    func blockingHandler() async throws {
+        let timers = try PreciseTimer()
+        defer { timers.shutdown() }
+        let ticks = Recorder<Tick>()
+        let oneShots = Recorder<TimerID>()
+        try timers.scheduleRepeating(id: "steady", every: .milliseconds(10)) { ticks.append($0) }
+        await ticks.wait(forCount: 2)
+        try timers.schedule(id: "blocker", after: .zero) { _ in usleep(200_000) }
+        for index in 0..<20 {
+            try timers.schedule(id: TimerID("queued-\(index)"), after: .milliseconds(Int64(5 + index))) {
+                oneShots.append($0.id)
+            }
+        }
+        let arrived = await oneShots.wait(forCount: 20)
+        #expect(arrived == (0..<20).map { TimerID("queued-\($0)") }, "every one-shot fires, in deadline order")
+        await ticks.wait { $0.contains { $0.missed >= 10 } }
+        let stalled = try #require(ticks.values.first { $0.missed > 0 })
+        #expect(stalled.missed >= 10, "200 ms blocked at 10 ms periods must report at least 10 missed")
+        let counts = ticks.values.map(\.count)
+        #expect(counts == Array(1...UInt64(counts.count)), "no call lost or repeated")
+    }
+
+    @Test("configuration out of range is a typed error", arguments: [
+        PreciseTimer.Configuration(threadName: ""),
+        PreciseTimer.Configuration(threadName: "a-name-longer-than-15"),
+        PreciseTimer.Configuration(spinMargin: .seconds(1)),
+        PreciseTimer.Configuration(spinMargin: .nanoseconds(-1)),
+        PreciseTimer.Configuration(realtimePriority: 0),
+        PreciseTimer.Configuration(realtimePriority: 100),
+        PreciseTimer.Configuration(cpuAffinity: -1),
+        PreciseTimer.Configuration(cpuAffinity: 4096),
+        PreciseTimer.Configuration(timerSlack: .zero),
+    ])
+    func badConfiguration(_ configuration: PreciseTimer.Configuration) {
+        #expect { _ = try PreciseTimer(configuration: configuration) } throws: {
+            ($0 as? PreciseTimerError)?.code == .invalidConfiguration
+        }
+    }
+
+    @Test("a CPU that does not exist is a typed error from pthread_create")
+    func missingCPU() {
+        #expect { _ = try PreciseTimer(configuration: .init(cpuAffinity: 1_000)) } throws: { error in
+            guard let error = error as? PreciseTimerError else { return false }
+            return error.code == .systemFailure && error.function == "pthread_create"
+        }
+    }
+}
