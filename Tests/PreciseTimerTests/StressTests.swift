@@ -20,7 +20,7 @@ struct StressTests {
             var callsStartedAfterCancel = 0
             var released = false
         }
-        private let entries = Mutex<[TimerID: Entry]>([:])
+        private let entries = SemaphoreGuarded<[TimerID: Entry]>([:])
 
         func scheduled(_ id: TimerID, repeating: Bool) {
             self.entries.withLock { $0[id] = Entry(repeating: repeating) }
@@ -57,7 +57,7 @@ struct StressTests {
         let timers = try implementation.make()
         defer { timers.shutdown() }
         let ledger = Ledger()
-        let failures = Mutex<[String]>([])
+        let failures = SemaphoreGuarded<[String]>([])
         let done = Recorder<Int>()
         let queue = DispatchQueue(label: "stress-handlers", attributes: .concurrent)
 

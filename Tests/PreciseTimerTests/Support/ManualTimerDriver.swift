@@ -3,7 +3,7 @@ import Synchronization
 
 /// A ``TimerLoop`` whose clock only moves when a test says so.
 final class ManualLoop: TimerLoop {
-    private let state = Mutex((now: Int64(1_000_000_000), wakes: 0))
+    private let state = SemaphoreGuarded((now: Int64(1_000_000_000), wakes: 0))
 
     func now() -> Int64 { self.state.withLock { $0.now } }
     func wake() { self.state.withLock { $0.wakes += 1 } }

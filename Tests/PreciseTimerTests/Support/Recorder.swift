@@ -1,10 +1,12 @@
+// Test helpers lock with the package's SemaphoreGuarded, not Synchronization.Mutex: ThreadSanitizer
+// does not see the futex a Mutex waits on and reports races that are not there.
 import Synchronization
 import Testing
 
 /// Collects values from handlers on any thread; tests await a condition with a deadline, so a
 /// missing fire fails the test instead of hanging it (and no Swift-concurrency thread blocks).
 final class Recorder<Value: Sendable>: Sendable {
-    private let storage = Mutex<[Value]>([])
+    private let storage = SemaphoreGuarded<[Value]>([])
 
     init() {}
 
