@@ -1,6 +1,5 @@
 import Dispatch
 import PreciseTimer
-import Synchronization
 import Testing
 
 /// Every bad input, on both implementations: a typed error or a documented no-op, and nothing

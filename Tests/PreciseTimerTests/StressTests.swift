@@ -1,7 +1,6 @@
 import Dispatch
 import Glibc
 import PreciseTimer
-import Synchronization
 import Testing
 
 /// Many threads hammering one service: every timer ends exactly once, nothing runs after its

@@ -1,5 +1,4 @@
 import PreciseTimer
-import Synchronization
 
 /// A ``TimerLoop`` whose clock only moves when a test says so.
 final class ManualLoop: TimerLoop {

@@ -1,6 +1,6 @@
 // Test helpers lock with the package's SemaphoreGuarded, not Synchronization.Mutex: ThreadSanitizer
 // does not see the futex a Mutex waits on and reports races that are not there.
-import Synchronization
+import PreciseTimer
 import Testing
 
 /// Collects values from handlers on any thread; tests await a condition with a deadline, so a
