@@ -116,6 +116,7 @@ struct SchedulingLogicTests {
     @Test("a handler that outruns its period: the periods it covered count as missed")
     func slowHandler() throws {
         let driver = ManualTimerDriver()
+        defer { driver.timers.shutdown() }  // The handler holds the driver: end the timer to break the cycle.
         let start = driver.now
         let ticks = Recorder<Tick>()
         try driver.timers.scheduleRepeating(every: .milliseconds(10)) { tick in
