@@ -1,73 +1,133 @@
 import PreciseTimer
 import Synchronization
 
-/// Collects one ticker's ticks without locks on the hot path: the service never runs a timer's
-/// handler concurrently with itself, so there is one writer; readers see `count` atomically.
-final class LatencyRecorder: @unchecked Sendable {
-    // Invariant: `samples` slots below `count` are written once, by the single handler thread,
-    // before `count` is released past them; `last`/`first`/`missed` are written only by it and
-    // read by others only after the timer was cancelled (or as a best-effort progress display).
-    let name: String
-    let interval: Duration
-    private let samples: UnsafeMutableBufferPointer<Int64>
-    private let recorded = Atomic<Int>(0)
-    private(set) var missed: UInt64 = 0
-    private(set) var first: Tick?
-    private(set) var last: Tick?
+/// Collects one ticker's ticks: every lateness sample, in storage reserved up front, and the
+/// counters the progress line and the drift need.
+///
+/// - Important: ``record(_:)`` runs on the timer's thread at every tick, so it never allocates:
+///   it appends to an array whose capacity was reserved in `init`, under a lock that only the
+///   progress line (a few times a second) and the final summary contend for.
+final class LatencyRecorder: Sendable {
+    /// What ``record(_:)`` tells the handler.
+    enum Outcome {
+        /// Keep ticking.
+        case recorded
+        /// This tick was the last one the run asked for (`--count`): cancel the timer.
+        case reachedLimit
+        /// The run is over (or the limit was already reached); the tick was not counted.
+        case ignored
+    }
 
-    init(name: String, interval: Duration, capacity: Int) {
+    /// The counters at one moment, for the progress line.
+    struct Progress: Sendable {
+        /// Handler calls so far.
+        var ticks: Int
+        /// Periods skipped so far (`Tick.missed`, summed).
+        var missed: UInt64
+        /// The latest tick's lateness, in nanoseconds.
+        var lastLateness: Int64
+        /// The largest lateness so far, in nanoseconds.
+        var maxLateness: Int64
+    }
+
+    private struct State {
+        /// Lateness of each tick in nanoseconds; never grows past its reserved capacity.
+        var samples: [Int64] = []
+        var progress = Progress(ticks: 0, missed: 0, lastLateness: 0, maxLateness: 0)
+        /// When the timer was scheduled: its k-th deadline is `origin + k·interval`.
+        var origin: MonotonicInstant?
+        var lastFiredAt: MonotonicInstant?
+        var isClosed = false
+    }
+
+    /// The backend's name, as the table and the JSON show it.
+    let name: String
+    /// The ticker's period.
+    let interval: Duration
+    /// Stop after this many ticks, or `nil` to run until ``close()``.
+    let limit: Int?
+    /// How many lateness samples fit in the storage reserved up front.
+    let capacity: Int
+    private let state: Mutex<State>
+
+    /// Creates a recorder and reserves its sample storage.
+    ///
+    /// - Parameters:
+    ///   - name: The backend's name.
+    ///   - interval: The ticker's period, for the drift.
+    ///   - limit: The number of ticks after which ``record(_:)`` says ``Outcome/reachedLimit``.
+    ///   - capacity: Samples to reserve room for. Ticks beyond it are still counted (and feed the
+    ///     maximum and the drift) but do not enter the percentiles.
+    init(name: String, interval: Duration, limit: Int?, capacity: Int) {
         self.name = name
         self.interval = interval
-        self.samples = .allocate(capacity: max(capacity, 1))
+        self.limit = limit
+        self.capacity = max(capacity, 1)
+        var state = State()
+        state.samples.reserveCapacity(self.capacity)
+        self.state = Mutex(state)
     }
 
-    deinit {
-        self.samples.deallocate()
+    /// Marks the grid's origin: call just before scheduling the timer, so the drift is measured
+    /// against the moment the run asked for the timer, not against anything the service reports.
+    func markOrigin() {
+        let now = MonotonicInstant.now()
+        self.state.withLock { $0.origin = now }
     }
 
-    /// Records a tick; returns the number recorded so far.
-    @discardableResult
-    func record(_ tick: Tick) -> Int {
-        let index = self.recorded.load(ordering: .relaxed)
-        guard index < self.samples.count else { return index }
-        let (seconds, attoseconds) = tick.lateness.components
-        self.samples[index] = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        self.missed += tick.missed
-        if self.first == nil { self.first = tick }
-        self.last = tick
-        self.recorded.store(index + 1, ordering: .releasing)
-        return index + 1
-    }
-
-    var count: Int { self.recorded.load(ordering: .acquiring) }
-
-    /// The latest tick's lateness in nanoseconds, for the progress line.
-    var latestLateness: Int64? {
-        let count = self.count
-        return count > 0 ? self.samples[count - 1] : nil
-    }
-
-    /// The summary of everything recorded.
-    func summary() -> TickerSummary {
-        let sorted = Array(self.samples[0..<self.count]).sorted()
-        func percentile(_ p: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            let rank = Int((p / 100 * Double(sorted.count - 1)).rounded())
-            return Double(sorted[rank]) / 1_000
+    /// Records one tick. Called by the timer's handler, on the timer's thread.
+    func record(_ tick: Tick) -> Outcome {
+        let lateness = max(0, tick.firedAt.nanoseconds - tick.scheduledAt.nanoseconds)
+        return self.state.withLock { state in
+            if state.isClosed { return .ignored }
+            if let limit = self.limit, state.progress.ticks >= limit { return .ignored }
+            if state.samples.count < self.capacity {
+                state.samples.append(lateness)
+            }
+            state.progress.ticks += 1
+            state.progress.missed += tick.missed
+            state.progress.lastLateness = lateness
+            state.progress.maxLateness = max(state.progress.maxLateness, lateness)
+            state.lastFiredAt = tick.firedAt
+            return state.progress.ticks == self.limit ? .reachedLimit : .recorded
         }
-        var drift = 0.0
-        if let first = self.first, let last = self.last {
-            // Where the last tick should have been on the grid that started with the first one.
-            let intervalNanoseconds = Double(self.interval.components.seconds) * 1e9
-                + Double(self.interval.components.attoseconds) / 1e9
-            let periods = Double(last.count - 1) + Double(self.missed - first.missed)
-            let expected = Double(first.scheduledAt.nanoseconds) + periods * intervalNanoseconds
-            drift = (Double(last.firedAt.nanoseconds) - expected) / 1_000
+    }
+
+    /// The counters right now.
+    var progress: Progress {
+        self.state.withLock { $0.progress }
+    }
+
+    /// Stops recording: ticks that arrive later (a Dispatch handler already queued when the run
+    /// ended) are ignored, so the summary describes a fixed set of ticks.
+    func close() {
+        self.state.withLock { $0.isClosed = true }
+    }
+
+    /// Summarises what was recorded: lateness percentiles (nearest rank over the sorted samples),
+    /// missed periods, and the drift of the last tick from the grid.
+    func summary() -> TickerSummary {
+        let (samples, progress, origin, lastFiredAt) = self.state.withLock { state in
+            (state.samples, state.progress, state.origin, state.lastFiredAt)
+        }
+        let sorted = samples.sorted()
+        var drift: Int64?
+        if let origin, let lastFiredAt {
+            // The last call answered period k = calls + skipped periods; on a fixed-rate grid its
+            // deadline is origin + k·interval, whatever the service claims in `scheduledAt`.
+            let periods = Int64(progress.ticks) + Int64(clamping: progress.missed)
+            let (offset, overflow) = self.interval.wholeNanoseconds.multipliedReportingOverflow(by: periods)
+            if !overflow {
+                drift = lastFiredAt.nanoseconds - (origin.nanoseconds + offset)
+            }
         }
         return TickerSummary(
-            backend: self.name, ticks: sorted.count, missed: self.missed,
-            p50Microseconds: percentile(50), p90Microseconds: percentile(90), p99Microseconds: percentile(99),
-            maxMicroseconds: Double(sorted.last ?? 0) / 1_000, driftMicroseconds: drift
+            backend: self.name,
+            ticks: progress.ticks,
+            missed: progress.missed,
+            samples: sorted.count,
+            lateness: sorted.isEmpty ? nil : TickerSummary.Lateness(sorted: sorted, max: progress.maxLateness),
+            driftNanoseconds: drift
         )
     }
 }

@@ -1,148 +1,119 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import PreciseTimer
-import PreciseTimerReference
 
-/// `swift run example-ticker`: a ticker on `PreciseTimer` and one on `DispatchReferenceTimer`,
-/// side by side, with a live progress line and a lateness table at the end.
+/// `swift run example-ticker`: a 1 ms ticker on `PreciseTimer` and one on `DispatchReferenceTimer`,
+/// running at the same time, with a live progress line and a lateness table at the end.
 @main
 struct TickerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "example-ticker",
-        abstract: "Run a periodic timer on PreciseTimer (libevent) and on Dispatch, side by side, and compare lateness.",
-        discussion: "Durations take a unit: 100ns, 250us, 1ms, 0.5s (a bare number is seconds). Ctrl-C prints the summary so far."
+        abstract: "Compare a periodic timer on PreciseTimer (libevent) with one on Dispatch.",
+        discussion: """
+            Both tickers run at the same time, each on its own service. Lateness is the time from a \
+            tick's deadline to its handler call; drift is the last tick's distance from its place on \
+            the fixed-rate grid (start + k·interval). Durations take a unit: ns, us (or µs), ms, s. \
+            Ctrl-C stops the run and prints the summary so far.
+            """
     )
 
-    enum Backend: String, ExpressibleByArgument, CaseIterable {
-        case precise, dispatch, both
-    }
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("The ticker period, e.g. 250us, 1ms, 0.5s. (default: 1ms)", valueName: "duration"),
+        transform: DurationParsing.parseInterval)
+    var interval: Duration?
 
-    enum Policy: String, ExpressibleByArgument, CaseIterable {
-        case skip, burst, delay
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("How long to run, in seconds. (default: 3)", valueName: "seconds"),
+        transform: DurationParsing.parseSeconds)
+    var duration: Duration?
 
-        var missedTicks: MissedTickPolicy {
-            switch self {
-            case .skip: .skip
-            case .burst: .burst
-            case .delay: .delay
-            }
-        }
-    }
-
-    @Option(help: "The ticker's period.")
-    var interval: String = "1ms"
-
-    @Option(help: "How long to run, in seconds (ignored with --count).")
-    var duration: Double = 3
-
-    @Option(help: "Stop after this many ticks per backend instead of after --duration.")
+    @Option(
+        parsing: .unconditional, help: "Stop after this many ticks per backend, instead of after a duration.",
+        transform: Self.parsePositive)
     var count: Int?
 
-    @Option(help: "Which service to run: \(Backend.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var backend: Backend = .both
+    @Option(help: "Which service to run.")
+    var backend: TickerBackend = .both
 
-    @Option(help: "What to do about missed periods: \(Policy.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var policy: Policy = .skip
+    @Option(help: "What a late ticker does about the periods it missed.")
+    var policy: TickerPolicy = .skip
 
-    @Option(help: "PreciseTimer spin finish: wake this much before each deadline and spin (e.g. 100us).")
-    var spinMargin: String = "0ns"
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "PreciseTimer only: wake this long before each deadline and spin until it, e.g. 50us. "
+                + "(default: 0, sleep until the deadline)",
+            valueName: "duration"),
+        transform: DurationParsing.parse)
+    var spinMargin: Duration = .zero
 
     @Flag(help: "Print the summary as JSON instead of a table.")
     var json = false
 
-    @Option(help: "Leak-check mode: run N schedule/cancel/fire cycles on PreciseTimer, shut down, exit.")
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Leak-check mode: run N schedule/cancel/fire cycles on PreciseTimer, shut down, "
+                + "print the counts and exit. Other options are ignored.", valueName: "N"),
+        transform: Self.parsePositive)
     var churn: Int?
 
     func validate() throws {
-        let period = try self.parsed(self.interval, "--interval")
-        guard period > .zero else { throw ValidationError("--interval must be greater than zero") }
-        _ = try self.parsed(self.spinMargin, "--spin-margin")
-        guard self.duration.isFinite, self.duration > 0, self.duration <= 86_400 else {
-            throw ValidationError("--duration must be a number of seconds in (0, 86400], got \(self.duration)")
-        }
-        if let count = self.count, count <= 0 || count > 100_000_000 {
-            throw ValidationError("--count must be between 1 and 100000000, got \(count)")
-        }
-        if let churn = self.churn, churn <= 0 {
-            throw ValidationError("--churn must be positive, got \(churn)")
-        }
-    }
-
-    private func parsed(_ text: String, _ flag: String) throws -> Duration {
-        do {
-            return try DurationParsing.parse(text)
-        } catch {
-            throw ValidationError("\(flag): \(error)")
+        if self.duration != nil, self.count != nil {
+            throw ValidationError("Use either --duration or --count, not both.")
         }
     }
 
     func run() throws {
         if let cycles = self.churn {
-            let report = try Churn(cycles: cycles).run()
-            print(report)
+            print(try Churn(cycles: cycles).run())
             return
         }
-        let interval = try DurationParsing.parse(self.interval)
-        let configuration = PreciseTimer.Configuration(spinMargin: try DurationParsing.parse(self.spinMargin))
-        var services: [(recorder: LatencyRecorder, service: any TimerService)] = []
-        let capacity = self.count ?? Int(min(self.duration / max(interval / .seconds(1), 1e-9) * 1.1 + 16, 50_000_000))
-        if self.backend != .dispatch {
-            let precise: any TimerService
-            do {
-                precise = try PreciseTimer(configuration: configuration)
-            } catch {
-                throw ValidationError("cannot start PreciseTimer: \(error)")
-            }
-            services.append((LatencyRecorder(name: "PreciseTimer", interval: interval, capacity: capacity), precise))
-        }
-        if self.backend != .precise {
-            services.append((LatencyRecorder(name: "Dispatch", interval: interval, capacity: capacity),
-                             DispatchReferenceTimer()))
-        }
-
-        let finished = DispatchSemaphore(value: 0)
-        let interrupted = Interruption()
-        let limit = self.count
-        for (recorder, service) in services {
-            try service.scheduleRepeating(id: "ticker", every: interval, options: .init(missedTicks: self.policy.missedTicks)) {
-                tick in
-                if recorder.record(tick) == limit {
-                    service.cancel(tick.id)
-                    finished.signal()
-                }
-            }
-        }
-
-        let progress = ProgressLine(recorders: services.map(\.recorder), enabled: !self.json)
-        progress.start()
-        interrupted.onSignal { finished.signal() }
-        if limit != nil {
-            for _ in services where !interrupted.happened { finished.wait() }
-        } else {
-            _ = finished.wait(timeout: .now() + .nanoseconds(Int(self.duration * 1e9)))
-        }
-        for (_, service) in services { service.shutdown() }
-        progress.stop()
-
-        let summaries = services.map { $0.recorder.summary() }
+        let run = TickerRun(
+            interval: self.interval ?? .milliseconds(1),
+            length: self.count.map { .count($0) } ?? .duration(self.duration ?? .seconds(3)),
+            backend: self.backend,
+            policy: self.policy,
+            spinMargin: self.spinMargin,
+            json: self.json
+        )
+        let report = try run.run()
         if self.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            let data = try encoder.encode(RunReport(interval: "\(interval)", policy: self.policy.rawValue,
-                                                    interrupted: interrupted.happened, results: summaries))
-            print(String(decoding: data, as: UTF8.self))
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
-            print("\n\(interrupted.happened ? "interrupted; " : "")interval \(interval), policy \(self.policy.rawValue)")
-            print(TickerSummary.table(summaries))
+            print(Self.heading(report))
+            print(SummaryTable(summaries: report.results).text)
         }
     }
-}
 
-/// What `--json` prints.
-struct RunReport: Codable {
-    var interval: String
-    var policy: String
-    var interrupted: Bool
-    var results: [TickerSummary]
+    /// `1ms ticker, policy skip, ran 3.00 s` (`interrupted after …` on Ctrl-C).
+    private static func heading(_ report: RunReport) -> String {
+        let centiseconds = report.elapsedNanoseconds / 10_000_000
+        let elapsed = "\(centiseconds / 100).\(centiseconds % 100 < 10 ? "0" : "")\(centiseconds % 100) s"
+        var parts = [
+            "\(DurationParsing.format(.nanoseconds(report.intervalNanoseconds))) ticker",
+            "policy \(report.policy)",
+        ]
+        if report.spinMarginNanoseconds > 0 {
+            parts.append("spin margin \(DurationParsing.format(.nanoseconds(report.spinMarginNanoseconds)))")
+        }
+        parts.append(report.interrupted ? "interrupted after \(elapsed)" : "ran \(elapsed)")
+        return "\n" + parts.joined(separator: ", ")
+    }
+
+    /// A whole number of at least 1 (`--count`, `--churn`).
+    @Sendable
+    private static func parsePositive(_ text: String) throws(InvalidValue) -> Int {
+        guard let value = Int(text) else {
+            throw InvalidValue(description: "not a whole number")
+        }
+        guard value > 0 else {
+            throw InvalidValue(description: "must be at least 1")
+        }
+        return value
+    }
 }

@@ -1,37 +1,43 @@
-/// One backend's results: lateness percentiles in microseconds, ticks, missed periods, and the
-/// end-of-run drift (the last tick's distance from where the grid says it belongs).
+/// One backend's results, as the table shows them and `--json` prints them (nanoseconds there).
 struct TickerSummary: Codable, Sendable {
+    /// Lateness percentiles in nanoseconds: nearest rank over the sorted samples.
+    struct Lateness: Codable, Sendable {
+        var p50: Int64
+        var p90: Int64
+        var p99: Int64
+        /// The largest lateness of any tick, including ticks beyond the sample storage.
+        var max: Int64
+
+        /// Reads the percentiles off sorted samples.
+        /// - Parameters:
+        ///   - sorted: Lateness samples in ascending order; not empty.
+        ///   - max: The largest lateness seen.
+        init(sorted: [Int64], max: Int64) {
+            func rank(_ percent: Int) -> Int64 {
+                // Nearest rank: the smallest sample with at least `percent`% of samples at or below it.
+                let rank = (sorted.count * percent + 99) / 100
+                return sorted[Swift.max(rank, 1) - 1]
+            }
+            self.p50 = rank(50)
+            self.p90 = rank(90)
+            self.p99 = rank(99)
+            self.max = Swift.max(max, sorted[sorted.count - 1])
+        }
+    }
+
+    /// `PreciseTimer` or `Dispatch`.
     var backend: String
+    /// Handler calls.
     var ticks: Int
+    /// Periods skipped (the sum of `Tick.missed`).
     var missed: UInt64
-    var p50Microseconds: Double
-    var p90Microseconds: Double
-    var p99Microseconds: Double
-    var maxMicroseconds: Double
-    var driftMicroseconds: Double
-
-    /// A fixed-width table, one row per backend.
-    static func table(_ rows: [TickerSummary]) -> String {
-        let header = ["backend", "ticks", "missed", "p50 µs", "p90 µs", "p99 µs", "max µs", "drift µs"]
-        let cells = rows.map { row in
-            [row.backend, "\(row.ticks)", "\(row.missed)", Self.format(row.p50Microseconds),
-             Self.format(row.p90Microseconds), Self.format(row.p99Microseconds), Self.format(row.maxMicroseconds),
-             Self.format(row.driftMicroseconds)]
-        }
-        let widths = header.indices.map { column in
-            ([header] + cells).map { $0[column].count }.max() ?? 0
-        }
-        func line(_ values: [String]) -> String {
-            zip(values, widths).enumerated().map { index, pair in
-                let padding = String(repeating: " ", count: pair.1 - pair.0.count)
-                return index == 0 ? pair.0 + padding : padding + pair.0
-            }.joined(separator: "  ")
-        }
-        let rule = widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")
-        return ([line(header), rule] + cells.map(line)).joined(separator: "\n")
-    }
-
-    private static func format(_ value: Double) -> String {
-        String(Int(value.rounded()))
-    }
+    /// How many ticks the percentiles are taken over (all of them unless the storage filled up).
+    var samples: Int
+    /// Lateness (fire time minus deadline); `nil` when no tick fired.
+    var lateness: Lateness?
+    /// The last tick's fire time minus its place on the grid, `origin + k·interval`, where the
+    /// origin is when the timer was scheduled and k counts calls plus skipped periods. It
+    /// includes that tick's own lateness; a timer that loses phase (`--policy delay`) shows it
+    /// growing with the run. `nil` when no tick fired.
+    var driftNanoseconds: Int64?
 }
