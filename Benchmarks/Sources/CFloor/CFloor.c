@@ -2,6 +2,7 @@
 #include "CFloor.h"
 
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,9 @@ static struct timespec to_timespec(int64_t ns) {
 }
 
 int cfloor_nanosleep_run(int64_t interval_ns, int count, int64_t *lateness_ns) {
+    // The default 50 µs timer slack would pad every sleep; a floor must not carry it.
+    unsigned long slack = (unsigned long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     int64_t start = now_ns();
     for (int k = 1; k <= count; k++) {
         int64_t deadline = start + (int64_t)k * interval_ns;
@@ -25,6 +29,7 @@ int cfloor_nanosleep_run(int64_t interval_ns, int count, int64_t *lateness_ns) {
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {}
         lateness_ns[k - 1] = now_ns() - deadline;
     }
+    prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0);
     return 0;
 }
 

@@ -1,8 +1,10 @@
-/// A binary min-heap of pending timers ordered by deadline, then by the order they were armed,
+/// A 4-ary min-heap of pending timers ordered by deadline, then by the order they were armed,
 /// so timers due at the same instant fire in scheduling order (libevent's own min-heap compares
 /// deadlines only and is not stable, which is one reason the engine keeps its own).
 ///
-/// Keys live in the array, not in the nodes, so sifting touches one contiguous buffer.
+/// Keys live in the array, not in the nodes, so sifting touches one contiguous buffer; four
+/// children per parent halve the depth of a binary heap (a pop of a million entries crosses 10
+/// levels, not 20), and the four children sit in adjacent cache lines.
 /// Cancelled nodes are not removed here (that would cost O(log n) of scattered writes per
 /// cancel); the registry counts them as garbage and calls ``compact()`` once they outnumber the
 /// live entries, which keeps memory bounded and cancellation O(1) amortized.
@@ -48,7 +50,7 @@ package struct TimerHeap {
     /// Drops every entry whose node `isGarbage` says is dead, then restores heap order in O(n).
     package mutating func compact(isGarbage: (TimerNode) -> Bool) {
         self.entries.removeAll { isGarbage($0.node) }
-        var index = self.entries.count / 2
+        var index = (self.entries.count + 2) / 4
         while index > 0 {
             index -= 1
             self.siftDown(from: index)
@@ -64,7 +66,7 @@ package struct TimerHeap {
             var hole = start
             let moving = (base + hole).move()
             while hole > 0 {
-                let parent = (hole - 1) / 2
+                let parent = (hole - 1) / 4
                 guard moving < base[parent] else { break }
                 (base + hole).moveInitialize(from: base + parent, count: 1)
                 hole = parent
@@ -80,9 +82,12 @@ package struct TimerHeap {
             var hole = start
             let moving = (base + hole).move()
             while true {
-                var child = 2 * hole + 1
-                guard child < count else { break }
-                if child + 1 < count, base[child + 1] < base[child] { child += 1 }
+                let first = 4 * hole + 1
+                guard first < count else { break }
+                var child = first
+                for candidate in (first + 1)..<Swift.min(first + 4, count) where base[candidate] < base[child] {
+                    child = candidate
+                }
                 guard base[child] < moving else { break }
                 (base + hole).moveInitialize(from: base + child, count: 1)
                 hole = child
