@@ -46,8 +46,7 @@ public final class DispatchReferenceTimer: TimerService {
     @discardableResult
     public func schedule(id: TimerID?, after delay: Duration, options: TimerOptions,
                          _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
-        let nanoseconds = try delay.validatedDelay(for: id)
-        return try self.add(id: id, firstIn: nanoseconds, interval: 0, options: options, handler)
+        try self.add(id: id, TimerRequest(after: delay, id: id), options: options, handler)
     }
 
     /// Schedules a repeating timer. See ``TimerService/scheduleRepeating(id:every:startingAfter:options:_:)``.
@@ -55,18 +54,15 @@ public final class DispatchReferenceTimer: TimerService {
     public func scheduleRepeating(id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
                                   options: TimerOptions,
                                   _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
-        let period = try interval.validatedInterval(for: id)
-        let first = try delay.map { (delay) throws(PreciseTimerError) in try delay.validatedDelay(for: id) } ?? period
-        return try self.add(id: id, firstIn: first, interval: period, options: options, handler)
+        try self.add(id: id, TimerRequest(every: interval, startingAfter: delay, id: id), options: options, handler)
     }
 
-    private func add(id requested: TimerID?, firstIn delay: Int64, interval: Int64, options: TimerOptions,
+    private func add(id requested: TimerID?, _ request: TimerRequest, options: TimerOptions,
                      _ handler: @escaping @Sendable (Tick) -> Void) throws(PreciseTimerError) -> TimerID {
         let source = DispatchSource.makeTimerSource(queue: self.queue)
         let entry: DispatchTimerEntry
         do {
-            entry = try self.reserve(id: requested, firstIn: delay, interval: interval, options: options, source: source,
-                                     handler)
+            entry = try self.reserve(id: requested, request, options: options, source: source, handler)
         } catch {
             // libdispatch traps on releasing a source that was never activated.
             source.cancel()
@@ -83,7 +79,7 @@ public final class DispatchReferenceTimer: TimerService {
     }
 
     /// Registers the timer under its ID (the given one, or a fresh generated one).
-    private func reserve(id requested: TimerID?, firstIn delay: Int64, interval: Int64, options: TimerOptions,
+    private func reserve(id requested: TimerID?, _ request: TimerRequest, options: TimerOptions,
                          source: any DispatchSourceTimer, _ handler: @escaping @Sendable (Tick) -> Void)
         throws(PreciseTimerError) -> DispatchTimerEntry {
         try self.registry.withLock { (registry) throws(PreciseTimerError) -> DispatchTimerEntry in
@@ -99,8 +95,8 @@ public final class DispatchReferenceTimer: TimerService {
                     id = TimerID(TimerRegistry.generatedName(registry.generatedIDs))
                 } while registry.entries[id] != nil  // Skip names a caller chose.
             }
-            let deadline = MonotonicInstant.now().nanoseconds + delay
-            let entry = DispatchTimerEntry(id: id, deadline: deadline, interval: interval, options: options,
+            let deadline = MonotonicInstant.now().nanoseconds + request.firstDelay
+            let entry = DispatchTimerEntry(id: id, deadline: deadline, interval: request.interval, options: options,
                                            source: source, handler: handler)
             registry.entries[id] = entry
             return entry

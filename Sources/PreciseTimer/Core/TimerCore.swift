@@ -23,24 +23,21 @@ package final class TimerCore: TimerService {
     @discardableResult
     package func schedule(id: TimerID?, after delay: Duration, options: TimerOptions,
                           _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
-        let nanoseconds = try delay.validatedDelay(for: id)
-        return try self.add(id: id, firstIn: nanoseconds, interval: 0, options: options, handler)
+        try self.add(id: id, TimerRequest(after: delay, id: id), options: options, handler)
     }
 
     @discardableResult
     package func scheduleRepeating(id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
                                    options: TimerOptions,
                                    _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
-        let period = try interval.validatedInterval(for: id)
-        let first = try delay.map { (delay) throws(PreciseTimerError) in try delay.validatedDelay(for: id) } ?? period
-        return try self.add(id: id, firstIn: first, interval: period, options: options, handler)
+        try self.add(id: id, TimerRequest(every: interval, startingAfter: delay, id: id), options: options, handler)
     }
 
-    private func add(id: TimerID?, firstIn delay: Int64, interval: Int64, options: TimerOptions,
+    private func add(id: TimerID?, _ request: TimerRequest, options: TimerOptions,
                      _ handler: @escaping @Sendable (Tick) -> Void) throws(PreciseTimerError) -> TimerID {
-        let deadline = self.loop.now() + delay
+        let deadline = self.loop.now() + request.firstDelay
         let (id, wake) = try self.registry.withLock { (registry) throws(PreciseTimerError) in
-            try registry.add(id: id, deadline: deadline, interval: interval, options: options, handler: handler)
+            try registry.add(id: id, deadline: deadline, interval: request.interval, options: options, handler: handler)
         }
         if wake { self.loop.wake() }
         return id
