@@ -61,7 +61,8 @@ package struct TimerRequest: Sendable {
     /// A repeating timer: first after `delay`, or after one interval when it is `nil`.
     package init(every interval: Duration, startingAfter delay: Duration?, id: TimerID?) throws(PreciseTimerError) {
         self.interval = try interval.validatedInterval(for: id)
-        self.firstDelay = try delay.map { (delay) throws(PreciseTimerError) in try delay.validatedDelay(for: id) }
+        self.firstDelay =
+            try delay.map { (delay) throws(PreciseTimerError) in try delay.validatedDelay(for: id) }
             ?? self.interval
     }
 }

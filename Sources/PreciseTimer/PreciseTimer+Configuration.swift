@@ -31,8 +31,10 @@ extension PreciseTimer {
         ///   - realtimePriority: `SCHED_FIFO` priority 1...99, or `nil`.
         ///   - cpuAffinity: CPU index to pin the loop thread to, or `nil`.
         ///   - timerSlack: The loop thread's timer slack, or `nil` for the default.
-        public init(threadName: String = "PreciseTimer", spinMargin: Duration = .zero,
-                    realtimePriority: Int32? = nil, cpuAffinity: Int? = nil, timerSlack: Duration? = nil) {
+        public init(
+            threadName: String = "PreciseTimer", spinMargin: Duration = .zero,
+            realtimePriority: Int32? = nil, cpuAffinity: Int? = nil, timerSlack: Duration? = nil
+        ) {
             self.threadName = threadName
             self.spinMargin = spinMargin
             self.realtimePriority = realtimePriority

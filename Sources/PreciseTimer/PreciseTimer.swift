@@ -57,16 +57,20 @@ public final class PreciseTimer: TimerService {
 
     /// Schedules a one-shot timer. See ``TimerService/schedule(id:after:options:_:)``.
     @discardableResult
-    public func schedule(id: TimerID?, after delay: Duration, options: TimerOptions,
-                         _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
+    public func schedule(
+        id: TimerID?, after delay: Duration, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
         try self.core.schedule(id: id, after: delay, options: options, handler)
     }
 
     /// Schedules a repeating timer. See ``TimerService/scheduleRepeating(id:every:startingAfter:options:_:)``.
     @discardableResult
-    public func scheduleRepeating(id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
-                                  options: TimerOptions,
-                                  _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
+    public func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
         try self.core.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options, handler)
     }
 

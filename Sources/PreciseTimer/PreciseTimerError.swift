@@ -55,8 +55,10 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
     public let errno: Int32?
 
     /// Creates an error. Services create these; adapters and tests may too.
-    public init(_ code: Code, id: TimerID? = nil, value: String? = nil, function: String? = nil,
-                returnCode: Int32? = nil, errno: Int32? = nil) {
+    public init(
+        _ code: Code, id: TimerID? = nil, value: String? = nil, function: String? = nil,
+        returnCode: Int32? = nil, errno: Int32? = nil
+    ) {
         self.code = code
         self.id = id
         self.value = value

@@ -16,8 +16,10 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
     public let firedAt: MonotonicInstant
 
     /// Creates a tick. Services make ticks; tests and adapters may too.
-    public init(id: TimerID, count: UInt64, missed: UInt64, scheduledAt: MonotonicInstant,
-                firedAt: MonotonicInstant) {
+    public init(
+        id: TimerID, count: UInt64, missed: UInt64, scheduledAt: MonotonicInstant,
+        firedAt: MonotonicInstant
+    ) {
         self.id = id
         self.count = count
         self.missed = missed

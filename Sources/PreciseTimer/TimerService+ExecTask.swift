@@ -15,8 +15,10 @@ extension TimerService {
     ///   - async: `true` runs `task` on a global queue, `false` on the service's own thread.
     /// - Returns: The timer's name for ``cancelTask(_:)``, or `nil` when a value is invalid (or
     ///   the service was shut down) and nothing was scheduled.
-    public func execTask(_ task: @escaping @Sendable () -> Void, start: Double, interval: Double,
-                         repeats: Bool, async: Bool) -> String? {
+    public func execTask(
+        _ task: @escaping @Sendable () -> Void, start: Double, interval: Double,
+        repeats: Bool, async: Bool
+    ) -> String? {
         let options = TimerOptions(executor: async ? .queue(.global()) : .loop)
         do {
             let delay = try Duration.checkedSeconds(start)

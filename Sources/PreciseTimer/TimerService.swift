@@ -24,8 +24,10 @@ public protocol TimerService: AnyObject, Sendable {
     ///   ``PreciseTimerError/Code/emptyID``, ``PreciseTimerError/Code/duplicateID`` or
     ///   ``PreciseTimerError/Code/shutDown``; nothing is registered then.
     @discardableResult
-    func schedule(id: TimerID?, after delay: Duration, options: TimerOptions,
-                  _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID
+    func schedule(
+        id: TimerID?, after delay: Duration, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID
 
     /// Schedules a repeating timer at a fixed rate: deadlines are `start + k·interval`, so it
     /// does not drift; late fires are handled by `options.missedTicks`.
@@ -41,9 +43,11 @@ public protocol TimerService: AnyObject, Sendable {
     ///   ``PreciseTimerError/Code/invalidDelay``, ``PreciseTimerError/Code/emptyID``,
     ///   ``PreciseTimerError/Code/duplicateID`` or ``PreciseTimerError/Code/shutDown``.
     @discardableResult
-    func scheduleRepeating(id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
-                           options: TimerOptions,
-                           _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID
+    func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID
 
     /// Cancels a timer.
     ///
@@ -75,17 +79,21 @@ extension TimerService {
     /// Schedules a one-shot timer; see the protocol requirement. Defaults: a generated ID,
     /// default ``TimerOptions``.
     @discardableResult
-    public func schedule(id: TimerID? = nil, after delay: Duration, options: TimerOptions = .init(),
-                         _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
+    public func schedule(
+        id: TimerID? = nil, after delay: Duration, options: TimerOptions = .init(),
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
         try self.schedule(id: id, after: delay, options: options, handler)
     }
 
     /// Schedules a repeating timer; see the protocol requirement. Defaults: a generated ID,
     /// first fire after one interval, default ``TimerOptions``.
     @discardableResult
-    public func scheduleRepeating(id: TimerID? = nil, every interval: Duration,
-                                  startingAfter delay: Duration? = nil, options: TimerOptions = .init(),
-                                  _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
+    public func scheduleRepeating(
+        id: TimerID? = nil, every interval: Duration,
+        startingAfter delay: Duration? = nil, options: TimerOptions = .init(),
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
         try self.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options, handler)
     }
 }

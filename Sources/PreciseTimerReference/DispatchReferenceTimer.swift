@@ -44,21 +44,27 @@ public final class DispatchReferenceTimer: TimerService {
 
     /// Schedules a one-shot timer. See ``TimerService/schedule(id:after:options:_:)``.
     @discardableResult
-    public func schedule(id: TimerID?, after delay: Duration, options: TimerOptions,
-                         _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
+    public func schedule(
+        id: TimerID?, after delay: Duration, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
         try self.add(id: id, TimerRequest(after: delay, id: id), options: options, handler)
     }
 
     /// Schedules a repeating timer. See ``TimerService/scheduleRepeating(id:every:startingAfter:options:_:)``.
     @discardableResult
-    public func scheduleRepeating(id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
-                                  options: TimerOptions,
-                                  _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
+    public func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
         try self.add(id: id, TimerRequest(every: interval, startingAfter: delay, id: id), options: options, handler)
     }
 
-    private func add(id requested: TimerID?, _ request: TimerRequest, options: TimerOptions,
-                     _ handler: @escaping @Sendable (Tick) -> Void) throws(PreciseTimerError) -> TimerID {
+    private func add(
+        id requested: TimerID?, _ request: TimerRequest, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws(PreciseTimerError) -> TimerID {
         let source = DispatchSource.makeTimerSource(queue: self.queue)
         let entry: DispatchTimerEntry
         do {
@@ -79,9 +85,12 @@ public final class DispatchReferenceTimer: TimerService {
     }
 
     /// Registers the timer under its ID (the given one, or a fresh generated one).
-    private func reserve(id requested: TimerID?, _ request: TimerRequest, options: TimerOptions,
-                         source: any DispatchSourceTimer, _ handler: @escaping @Sendable (Tick) -> Void)
-        throws(PreciseTimerError) -> DispatchTimerEntry {
+    private func reserve(
+        id requested: TimerID?, _ request: TimerRequest, options: TimerOptions,
+        source: any DispatchSourceTimer, _ handler: @escaping @Sendable (Tick) -> Void
+    )
+        throws(PreciseTimerError) -> DispatchTimerEntry
+    {
         try self.registry.withLock { (registry) throws(PreciseTimerError) -> DispatchTimerEntry in
             guard !registry.isShutDown else { throw PreciseTimerError(.shutDown, id: requested) }
             var id: TimerID
@@ -96,8 +105,9 @@ public final class DispatchReferenceTimer: TimerService {
                 } while registry.entries[id] != nil  // Skip names a caller chose.
             }
             let deadline = MonotonicInstant.now().nanoseconds + request.firstDelay
-            let entry = DispatchTimerEntry(id: id, deadline: deadline, interval: request.interval, options: options,
-                                           source: source, handler: handler)
+            let entry = DispatchTimerEntry(
+                id: id, deadline: deadline, interval: request.interval, options: options,
+                source: source, handler: handler)
             registry.entries[id] = entry
             return entry
         }
@@ -132,10 +142,11 @@ public final class DispatchReferenceTimer: TimerService {
     /// Cancels every timer, releases every handler and refuses new timers. Never waits, so it is
     /// safe from any handler. Idempotent.
     public func shutdown() {
-        self.finish(self.registry.withLock { registry in
-            registry.isShutDown = true
-            return Self.endAll(&registry)
-        })
+        self.finish(
+            self.registry.withLock { registry in
+                registry.isShutDown = true
+                return Self.endAll(&registry)
+            })
     }
 
     /// What is left to do for an ended timer once the lock is released.
@@ -231,9 +242,10 @@ public final class DispatchReferenceTimer: TimerService {
                 now = MonotonicInstant.now().nanoseconds
             }
             begun.handler(
-                Tick(id: entry.id, count: begun.count, missed: call.missed,
-                     scheduledAt: MonotonicInstant(nanoseconds: call.scheduledAt),
-                     firedAt: MonotonicInstant(nanoseconds: now))
+                Tick(
+                    id: entry.id, count: begun.count, missed: call.missed,
+                    scheduledAt: MonotonicInstant(nanoseconds: call.scheduledAt),
+                    firedAt: MonotonicInstant(nanoseconds: now))
             )
             if entry.interval == 0 {
                 entry.source.cancel()

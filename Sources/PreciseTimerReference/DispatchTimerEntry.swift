@@ -35,8 +35,10 @@ final class DispatchTimerEntry: @unchecked Sendable {
     /// Grid points that have passed since `origin` (the sum of the source's `data`).
     var elapsedPeriods: UInt64 = 0
 
-    init(id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions, source: any DispatchSourceTimer,
-         handler: @escaping @Sendable (Tick) -> Void) {
+    init(
+        id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions, source: any DispatchSourceTimer,
+        handler: @escaping @Sendable (Tick) -> Void
+    ) {
         self.id = id
         self.origin = deadline
         self.interval = interval

@@ -24,8 +24,10 @@ struct BadInputMatrixTests {
         let call: @Sendable (any TimerService) throws -> Void
         var description: String { self.name }
 
-        init(_ name: String, _ expected: @autoclosure @escaping @Sendable () -> Outcome,
-             _ call: @escaping @Sendable (any TimerService) throws -> Void) {
+        init(
+            _ name: String, _ expected: @autoclosure @escaping @Sendable () -> Outcome,
+            _ call: @escaping @Sendable (any TimerService) throws -> Void
+        ) {
             self.name = name
             self.expected = expected
             self.call = call
@@ -38,7 +40,9 @@ struct BadInputMatrixTests {
     static let cases: [Case] = [
         Case("negative delay", .throwsCode(.invalidDelay)) { try $0.schedule(after: .nanoseconds(-1), Self.noop) },
         Case("delay beyond the clock", .throwsCode(.invalidDelay)) { try $0.schedule(after: Self.tooLong, Self.noop) },
-        Case("Int64.max seconds", .throwsCode(.invalidDelay)) { try $0.schedule(after: .seconds(Int64.max), Self.noop) },
+        Case("Int64.max seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: .seconds(Int64.max), Self.noop)
+        },
         Case("negative first delay", .throwsCode(.invalidDelay)) {
             try $0.scheduleRepeating(every: .seconds(1), startingAfter: .seconds(-1), Self.noop)
         },
@@ -55,12 +59,18 @@ struct BadInputMatrixTests {
         Case("Int64.max-second interval", .throwsCode(.invalidInterval)) {
             try $0.scheduleRepeating(every: .seconds(Int64.max), Self.noop)
         },
-        Case("NaN seconds", .throwsCode(.invalidDelay)) { try $0.schedule(after: Duration.checkedSeconds(.nan), Self.noop) },
+        Case("NaN seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration.checkedSeconds(.nan), Self.noop)
+        },
         Case("infinite seconds", .throwsCode(.invalidDelay)) {
             try $0.schedule(after: Duration.checkedSeconds(.infinity), Self.noop)
         },
-        Case("-0.5 seconds", .throwsCode(.invalidDelay)) { try $0.schedule(after: Duration.checkedSeconds(-0.5), Self.noop) },
-        Case("1e300 seconds", .throwsCode(.invalidDelay)) { try $0.schedule(after: Duration.checkedSeconds(1e300), Self.noop) },
+        Case("-0.5 seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration.checkedSeconds(-0.5), Self.noop)
+        },
+        Case("1e300 seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration.checkedSeconds(1e300), Self.noop)
+        },
         Case("empty ID", .throwsCode(.emptyID)) { try $0.schedule(id: "", after: .seconds(1), Self.noop) },
         Case("empty ID, repeating", .throwsCode(.emptyID)) {
             try $0.scheduleRepeating(id: "", every: .seconds(1), Self.noop)
@@ -75,10 +85,18 @@ struct BadInputMatrixTests {
             $0.cancelTask(nil)
             $0.cancelTask("nope")
         },
-        Case("execTask with NaN start", .noOp) { try Self.expectNil($0.execTask({}, start: .nan, interval: 1, repeats: true, async: true)) },
-        Case("execTask with negative start", .noOp) { try Self.expectNil($0.execTask({}, start: -1, interval: 0, repeats: false, async: false)) },
-        Case("execTask repeating with zero interval", .noOp) { try Self.expectNil($0.execTask({}, start: 0, interval: 0, repeats: true, async: false)) },
-        Case("execTask with infinite interval", .noOp) { try Self.expectNil($0.execTask({}, start: 0, interval: .infinity, repeats: true, async: false)) },
+        Case("execTask with NaN start", .noOp) {
+            try Self.expectNil($0.execTask({}, start: .nan, interval: 1, repeats: true, async: true))
+        },
+        Case("execTask with negative start", .noOp) {
+            try Self.expectNil($0.execTask({}, start: -1, interval: 0, repeats: false, async: false))
+        },
+        Case("execTask repeating with zero interval", .noOp) {
+            try Self.expectNil($0.execTask({}, start: 0, interval: 0, repeats: true, async: false))
+        },
+        Case("execTask with infinite interval", .noOp) {
+            try Self.expectNil($0.execTask({}, start: 0, interval: .infinity, repeats: true, async: false))
+        },
     ]
 
     struct Unexpected: Error {}
@@ -87,8 +105,9 @@ struct BadInputMatrixTests {
         if name != nil { throw Unexpected() }
     }
 
-    @Test("each bad input gives its typed error or documented no-op, and registers nothing",
-          arguments: Implementation.allCases, Self.cases)
+    @Test(
+        "each bad input gives its typed error or documented no-op, and registers nothing",
+        arguments: Implementation.allCases, Self.cases)
     func badInput(_ implementation: Implementation, _ badCase: Case) throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -130,8 +149,9 @@ struct BadInputMatrixTests {
         #expect(!timers.cancel(long))
     }
 
-    @Test("every call after shutdown: schedules throw .shutDown, the rest are no-ops",
-          arguments: Implementation.allCases)
+    @Test(
+        "every call after shutdown: schedules throw .shutDown, the rest are no-ops",
+        arguments: Implementation.allCases)
     func afterShutdown(_ implementation: Implementation) throws {
         let timers = try implementation.make()
         let id = try timers.schedule(after: .seconds(60), Self.noop)

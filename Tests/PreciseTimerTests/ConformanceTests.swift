@@ -74,8 +74,9 @@ struct ConformanceTests {
         #expect(await same.wait(forCount: 300) == Array(0..<300))
     }
 
-    @Test("cancel: true once, then false; the handler never starts after it returns",
-          arguments: Implementation.allCases)
+    @Test(
+        "cancel: true once, then false; the handler never starts after it returns",
+        arguments: Implementation.allCases)
     func cancelGuarantee(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -111,8 +112,9 @@ struct ConformanceTests {
         #expect(timers.scheduledIDs.isEmpty)
     }
 
-    @Test("shutdown from a handler does not deadlock, and refuses new timers after",
-          arguments: Implementation.allCases)
+    @Test(
+        "shutdown from a handler does not deadlock, and refuses new timers after",
+        arguments: Implementation.allCases)
     func shutdownFromHandler(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         let done = Recorder<Bool>()
@@ -134,8 +136,9 @@ struct ConformanceTests {
         timers.shutdown()
     }
 
-    @Test("generated IDs stay unique across cancels; explicit IDs are reusable once ended",
-          arguments: Implementation.allCases)
+    @Test(
+        "generated IDs stay unique across cancels; explicit IDs are reusable once ended",
+        arguments: Implementation.allCases)
     func idUniqueness(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -194,8 +197,9 @@ struct ConformanceTests {
         #expect(stalled.missed >= 3, "80 ms of stall at 10 ms should skip at least 3 periods")
         let first = try #require(values.first).scheduledAt
         for tick in values {
-            #expect((tick.scheduledAt.nanoseconds - first.nanoseconds) % 10_000_000 == 0,
-                    "tick \(tick.count) left the grid")
+            #expect(
+                (tick.scheduledAt.nanoseconds - first.nanoseconds) % 10_000_000 == 0,
+                "tick \(tick.count) left the grid")
         }
         #expect(zip(values, values.dropFirst()).allSatisfy { $1.count == $0.count + 1 })
     }
@@ -220,7 +224,9 @@ struct ConformanceTests {
         let late = try #require(delays.firstIndex { $0.missed > 0 })
         if late + 1 < delays.count {
             let restart = delays[late + 1].scheduledAt - delays[late].firedAt
-            #expect(restart > .microseconds(9_000) && restart < .microseconds(11_000), "delay restarts from the fire: \(restart)")
+            #expect(
+                restart > .microseconds(9_000) && restart < .microseconds(11_000),
+                "delay restarts from the fire: \(restart)")
         }
     }
 
@@ -232,7 +238,8 @@ struct ConformanceTests {
         let maximum = Atomic<Int>(0)
         let ticks = Recorder<Tick>()
         let queue = DispatchQueue(label: "concurrent", attributes: .concurrent)
-        let id = try timers.scheduleRepeating(every: .milliseconds(1), options: .init(executor: .queue(queue))) { tick in
+        let id = try timers.scheduleRepeating(every: .milliseconds(1), options: .init(executor: .queue(queue))) {
+            tick in
             let now = running.add(1, ordering: .acquiringAndReleasing).newValue
             maximum.max(now, ordering: .relaxed)
             usleep(4_000)
@@ -264,8 +271,9 @@ struct ConformanceTests {
         #expect(calls.count == after)
     }
 
-    @Test("handler captures are released after cancel, after a one-shot fires and after shutdown",
-          arguments: Implementation.allCases)
+    @Test(
+        "handler captures are released after cancel, after a one-shot fires and after shutdown",
+        arguments: Implementation.allCases)
     func handlersReleased(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         var cancelled: Canary? = Canary()

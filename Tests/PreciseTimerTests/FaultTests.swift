@@ -47,17 +47,19 @@ struct FaultTests {
         #expect(counts == Array(1...UInt64(counts.count)), "no call lost or repeated")
     }
 
-    @Test("configuration out of range is a typed error", arguments: [
-        PreciseTimer.Configuration(threadName: ""),
-        PreciseTimer.Configuration(threadName: "a-name-longer-than-15"),
-        PreciseTimer.Configuration(spinMargin: .seconds(1)),
-        PreciseTimer.Configuration(spinMargin: .nanoseconds(-1)),
-        PreciseTimer.Configuration(realtimePriority: 0),
-        PreciseTimer.Configuration(realtimePriority: 100),
-        PreciseTimer.Configuration(cpuAffinity: -1),
-        PreciseTimer.Configuration(cpuAffinity: 4096),
-        PreciseTimer.Configuration(timerSlack: .zero),
-    ])
+    @Test(
+        "configuration out of range is a typed error",
+        arguments: [
+            PreciseTimer.Configuration(threadName: ""),
+            PreciseTimer.Configuration(threadName: "a-name-longer-than-15"),
+            PreciseTimer.Configuration(spinMargin: .seconds(1)),
+            PreciseTimer.Configuration(spinMargin: .nanoseconds(-1)),
+            PreciseTimer.Configuration(realtimePriority: 0),
+            PreciseTimer.Configuration(realtimePriority: 100),
+            PreciseTimer.Configuration(cpuAffinity: -1),
+            PreciseTimer.Configuration(cpuAffinity: 4096),
+            PreciseTimer.Configuration(timerSlack: .zero),
+        ])
     func badConfiguration(_ configuration: PreciseTimer.Configuration) {
         #expect { _ = try PreciseTimer(configuration: configuration) } throws: {
             ($0 as? PreciseTimerError)?.code == .invalidConfiguration

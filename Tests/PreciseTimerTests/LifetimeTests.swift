@@ -26,8 +26,9 @@ struct LifetimeTests {
         var description: String { self.rawValue }
     }
 
-    @Test("a handler capturing its owner strongly keeps it alive until the timer ends",
-          arguments: Implementation.allCases, Ending.allCases)
+    @Test(
+        "a handler capturing its owner strongly keeps it alive until the timer ends",
+        arguments: Implementation.allCases, Ending.allCases)
     func strongCapture(_ implementation: Implementation, ending: Ending) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -54,8 +55,9 @@ struct LifetimeTests {
         #expect(await calls.wait(timeout: .seconds(5)) { _ in probe.isReleased }, "owner still alive after \(ending)")
     }
 
-    @Test("weak target: the owner deallocates, the timer removes itself, the action stops",
-          arguments: Implementation.allCases)
+    @Test(
+        "weak target: the owner deallocates, the timer removes itself, the action stops",
+        arguments: Implementation.allCases)
     func weakTarget(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -113,14 +115,16 @@ struct LifetimeTests {
         #expect(probe.isReleased)
     }
 
-    @Test("a service released without shutdown releases every handler (and stops its thread)",
-          arguments: Implementation.allCases)
+    @Test(
+        "a service released without shutdown releases every handler (and stops its thread)",
+        arguments: Implementation.allCases)
     func releasedWithoutShutdown(_ implementation: Implementation) async throws {
         let threadName = "pt-lifetime"
-        var timers: (any TimerService)? = switch implementation {
-        case .libevent: try PreciseTimer(configuration: .init(threadName: threadName))
-        case .dispatch: DispatchReferenceTimer()
-        }
+        var timers: (any TimerService)? =
+            switch implementation {
+            case .libevent: try PreciseTimer(configuration: .init(threadName: threadName))
+            case .dispatch: DispatchReferenceTimer()
+            }
         var canaries: [Canary]? = [Canary(), Canary()]
         let probes = canaries!.map(WeakProbe.init)
         let ticked = Recorder<Bool>()
@@ -145,7 +149,9 @@ struct LifetimeTests {
         defer { closedir(directory) }
         var count = 0
         while let entry = readdir(directory) {
-            let task = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let task = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard let file = fopen("/proc/self/task/\(task)/comm", "r") else { continue }
             var buffer = [CChar](repeating: 0, count: 64)
             if fgets(&buffer, 64, file) != nil {

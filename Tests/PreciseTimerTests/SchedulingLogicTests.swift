@@ -209,15 +209,20 @@ struct SchedulingLogicTests {
         let driver = ManualTimerDriver()
         let timers = driver.timers
         let runs = Recorder<String>()
-        let maybeOnce = timers.execTask({ runs.append("once") }, start: 0.005, interval: 0, repeats: false, async: false)
-        let maybeEvery = timers.execTask({ runs.append("every") }, start: 0, interval: 0.01, repeats: true, async: false)
+        let maybeOnce = timers.execTask(
+            { runs.append("once") }, start: 0.005, interval: 0, repeats: false, async: false)
+        let maybeEvery = timers.execTask(
+            { runs.append("every") }, start: 0, interval: 0.01, repeats: true, async: false)
         let once = try #require(maybeOnce)
         let every = try #require(maybeEvery)
         #expect(once != every)
-        for (start, interval, repeats) in [(-1.0, 1.0, true), (.nan, 1, false), (1, .infinity, true), (1, 0, true),
-                                           (1, -1, true), (1e300, 1, false), (0, .nan, false)] {
-            #expect(timers.execTask({}, start: start, interval: interval, repeats: repeats, async: false) == nil,
-                    "start \(start), interval \(interval), repeats \(repeats)")
+        for (start, interval, repeats) in [
+            (-1.0, 1.0, true), (.nan, 1, false), (1, .infinity, true), (1, 0, true),
+            (1, -1, true), (1e300, 1, false), (0, .nan, false),
+        ] {
+            #expect(
+                timers.execTask({}, start: start, interval: interval, repeats: repeats, async: false) == nil,
+                "start \(start), interval \(interval), repeats \(repeats)")
         }
         driver.advance(by: .milliseconds(25))
         #expect(runs.values == ["every", "once", "every", "every"])
@@ -236,8 +241,9 @@ struct SchedulingLogicTests {
         var target: Canary? = Canary()
         let probe = WeakProbe(target!)
         let runs = Recorder<Int>()
-        let name = driver.timers.execTask(target: target!, action: { _ in runs.append(1) }, start: 0.01,
-                                          interval: 0.01, repeats: true, async: false)
+        let name = driver.timers.execTask(
+            target: target!, action: { _ in runs.append(1) }, start: 0.01,
+            interval: 0.01, repeats: true, async: false)
         driver.advance(by: .milliseconds(10))
         target = nil
         #expect(probe.isReleased)

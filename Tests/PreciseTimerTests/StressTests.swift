@@ -50,8 +50,9 @@ struct StressTests {
         deinit { self.ledger.released(self.id) }
     }
 
-    @Test("8 threads schedule, cancel, cancelAll and fire; every timer is accounted for",
-          .timeLimit(.minutes(1)), arguments: Implementation.allCases)
+    @Test(
+        "8 threads schedule, cancel, cancelAll and fire; every timer is accounted for",
+        .timeLimit(.minutes(1)), arguments: Implementation.allCases)
     func hammer(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -72,8 +73,10 @@ struct StressTests {
                         case 0..<45:  // One-shot due within 2 ms.
                             ledger.scheduled(id, repeating: false)
                             let probe = ReleaseProbe(id: id, ledger: ledger)
-                            try timers.schedule(id: id, after: .microseconds(Int64(generator.next() % 2_000)),
-                                                options: Self.options(roll, queue)) { tick in
+                            try timers.schedule(
+                                id: id, after: .microseconds(Int64(generator.next() % 2_000)),
+                                options: Self.options(roll, queue)
+                            ) { tick in
                                 _ = probe
                                 ledger.called(tick.id)
                             }
@@ -82,8 +85,10 @@ struct StressTests {
                             let probe = ReleaseProbe(id: id, ledger: ledger)
                             let victim = mine.last
                             let stopAfter = 1 + generator.next() % 4
-                            try timers.scheduleRepeating(id: id, every: .microseconds(Int64(300 + generator.next() % 700)),
-                                                         options: Self.options(roll, queue)) { tick in
+                            try timers.scheduleRepeating(
+                                id: id, every: .microseconds(Int64(300 + generator.next() % 700)),
+                                options: Self.options(roll, queue)
+                            ) { tick in
                                 _ = probe
                                 ledger.called(tick.id)
                                 if tick.count == 2, let victim, timers.cancel(victim) { ledger.cancelled(victim) }
@@ -108,8 +113,9 @@ struct StressTests {
             done.append(1)
         }
         await done.wait(forCount: 1, timeout: .seconds(45))
-        #expect(await done.wait(timeout: .seconds(30)) { _ in timers.scheduledIDs.isEmpty },
-                "still scheduled: \(timers.scheduledIDs.prefix(5))")
+        #expect(
+            await done.wait(timeout: .seconds(30)) { _ in timers.scheduledIDs.isEmpty },
+            "still scheduled: \(timers.scheduledIDs.prefix(5))")
         // Handlers still in flight on the queue finish; then every handler must be released.
         #expect(await done.wait(timeout: .seconds(10)) { _ in ledger.snapshot.values.allSatisfy(\.released) })
 
@@ -119,7 +125,8 @@ struct StressTests {
         for (id, entry) in entries {
             if entry.repeating {
                 // The one call that had already begun when cancel was entered may still report in.
-                #expect(entry.callsStartedAfterCancel <= 1, "\(id) ran \(entry.callsStartedAfterCancel) times after cancel")
+                #expect(
+                    entry.callsStartedAfterCancel <= 1, "\(id) ran \(entry.callsStartedAfterCancel) times after cancel")
             } else {
                 // A one-shot leaves the registry as its call begins: fired or cancelled, never both.
                 #expect(entry.calls <= 1, "one-shot \(id) ran \(entry.calls) times")
@@ -129,7 +136,9 @@ struct StressTests {
         let oneShots = entries.values.filter { !$0.repeating }
         let fired = oneShots.filter { $0.calls == 1 }.count
         let repeats = entries.values.filter(\.repeating).count
-        print("stress[\(implementation)]: \(Self.threads) threads, \(entries.count) timers (\(oneShots.count) one-shots, \(fired) fired; \(repeats) repeating), all ended and released")
+        print(
+            "stress[\(implementation)]: \(Self.threads) threads, \(entries.count) timers (\(oneShots.count) one-shots, \(fired) fired; \(repeats) repeating), all ended and released"
+        )
     }
 
     private static func options(_ roll: UInt64, _ queue: DispatchQueue) -> TimerOptions {

@@ -56,8 +56,9 @@ struct TimerRegistryTests {
     func ordering() throws {
         var registry = TimerRegistry()
         for (name, deadline) in [("late", 30), ("x1", 20), ("x2", 20), ("early", 10), ("x3", 20)] {
-            _ = try registry.add(id: TimerID(name), deadline: Int64(deadline), interval: 0, options: .init(),
-                                 handler: self.noop)
+            _ = try registry.add(
+                id: TimerID(name), deadline: Int64(deadline), interval: 0, options: .init(),
+                handler: self.noop)
         }
         var fired: [TimerID] = []
         while case .fire(let fire) = registry.next(now: 100) {
@@ -72,8 +73,9 @@ struct TimerRegistryTests {
     func compaction() throws {
         var registry = TimerRegistry()
         for index in 0..<10_000 {
-            _ = try registry.add(id: TimerID("t\(index)"), deadline: Int64(index), interval: 0, options: .init(),
-                                 handler: self.noop)
+            _ = try registry.add(
+                id: TimerID("t\(index)"), deadline: Int64(index), interval: 0, options: .init(),
+                handler: self.noop)
         }
         for index in 0..<9_000 {
             #expect(registry.cancel(TimerID("t\(index)")).found)

@@ -11,7 +11,8 @@ enum Measure {
     static func processCPU() -> Int64 {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        let microseconds = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000
+        let microseconds =
+            (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000
             + Int(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
         return Int64(microseconds) * 1_000
     }

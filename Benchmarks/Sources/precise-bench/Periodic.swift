@@ -35,15 +35,19 @@ enum Contestant: String, CaseIterable, Sendable {
         }
     }
 
-    private static func floor(_ interval: Int64, _ ticks: Int,
-                              _ body: (Int64, Int32, UnsafeMutablePointer<Int64>) -> Int32) -> LatenessRun {
+    private static func floor(
+        _ interval: Int64, _ ticks: Int,
+        _ body: (Int64, Int32, UnsafeMutablePointer<Int64>) -> Int32
+    ) -> LatenessRun {
         var samples = [Int64](repeating: 0, count: ticks)
         _ = samples.withUnsafeMutableBufferPointer { body(interval, Int32(ticks), $0.baseAddress!) }
         return LatenessRun(samples: samples, drift: samples.last ?? 0)
     }
 
-    private static func service(_ make: () throws -> any TimerService, _ interval: Int64,
-                                _ ticks: Int) -> Result<LatenessRun, BenchmarkSkip> {
+    private static func service(
+        _ make: () throws -> any TimerService, _ interval: Int64,
+        _ ticks: Int
+    ) -> Result<LatenessRun, BenchmarkSkip> {
         let timers: any TimerService
         do {
             timers = try make()

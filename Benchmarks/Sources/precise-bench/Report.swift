@@ -54,7 +54,8 @@ struct Report {
 /// Number formatting for the table.
 enum Format {
     static func micro(_ nanoseconds: Double) -> String {
-        nanoseconds.magnitude >= 100_000 ? String(Int((nanoseconds / 1_000).rounded())) : String(format1(nanoseconds / 1_000))
+        nanoseconds.magnitude >= 100_000
+            ? String(Int((nanoseconds / 1_000).rounded())) : String(format1(nanoseconds / 1_000))
     }
 
     static func nano(_ nanoseconds: Double) -> String {

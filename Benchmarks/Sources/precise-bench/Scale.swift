@@ -17,8 +17,10 @@ enum Scale {
     /// Fills the service with `pending` far-away timers, then times `pairs` schedule+cancel pairs
     /// spread over `threads` threads: each schedules a new timer and cancels an old one (the
     /// oldest, or a random one), so the pending count stays constant.
-    static func scheduleCancel(_ timers: any TimerService, pending: Int, pairs: Int, threads: Int,
-                               order: Order) throws -> Cost {
+    static func scheduleCancel(
+        _ timers: any TimerService, pending: Int, pairs: Int, threads: Int,
+        order: Order
+    ) throws -> Cost {
         let perThread = pending / threads
         var slices: [[TimerID]] = []
         for _ in 0..<threads {
@@ -31,8 +33,10 @@ enum Scale {
         var generator = SplitMix(seed: 42)
         for _ in 0..<threads {
             let count = pairs / threads
-            orders.append(order == .fifo ? (0..<count).map { $0 % perThread }
-                : (0..<count).map { _ in Int(generator.next() % UInt64(perThread)) })
+            orders.append(
+                order == .fifo
+                    ? (0..<count).map { $0 % perThread }
+                    : (0..<count).map { _ in Int(generator.next() % UInt64(perThread)) })
         }
         let workers = slices.map { Worker(ids: $0) }
         let plan = orders
@@ -50,8 +54,9 @@ enum Scale {
         let cpu = Measure.processCPU() - cpuBefore
         timers.cancelAll()
         let perThreadPairs = Double(pairs / threads)
-        return Cost(wallPerPair: Double(workers.map(\.wall).max() ?? 0) / perThreadPairs,
-                    cpuPerPair: Double(cpu) / Double(pairs))
+        return Cost(
+            wallPerPair: Double(workers.map(\.wall).max() ?? 0) / perThreadPairs,
+            cpuPerPair: Double(cpu) / Double(pairs))
     }
 
     /// NIO: schedule + cancel pairs on an event loop with `pending` tasks (cancel scans its heap).
@@ -141,8 +146,10 @@ enum Scale {
         let interval: Int64 = 1_000_000
         for index in 0..<count {
             let buffer = buffers[index]
-            try timers.scheduleRepeating(every: .nanoseconds(interval),
-                                         startingAfter: .nanoseconds(interval + Int64(index) * interval / Int64(count))) {
+            try timers.scheduleRepeating(
+                every: .nanoseconds(interval),
+                startingAfter: .nanoseconds(interval + Int64(index) * interval / Int64(count))
+            ) {
                 tick in
                 buffer.samples.append(Measure.now() - tick.scheduledAt.nanoseconds)
                 buffer.missed += tick.missed

@@ -45,8 +45,9 @@ if selected("lateness") {
         }
     }
     // The floor is the better of the two kernel loops: the strictest reference.
-    let floorP50 = min(Double(runs[.floorNanosleep]!.histogram.valueAtPercentile(50)),
-                       Double(runs[.floorTimerfd]!.histogram.valueAtPercentile(50)))
+    let floorP50 = min(
+        Double(runs[.floorNanosleep]!.histogram.valueAtPercentile(50)),
+        Double(runs[.floorTimerfd]!.histogram.valueAtPercentile(50)))
     let dispatchP99 = Double(runs[.dispatch]!.histogram.valueAtPercentile(99))
     var lateness = Report.Section(
         title: "Lateness of a 1 ms periodic timer, \(ticks) ticks each, \(rounds) interleaved rounds (µs)",
@@ -54,7 +55,8 @@ if selected("lateness") {
     )
     for contestant in Contestant.allCases {
         guard let run = runs[contestant] else {
-            lateness.rows.append(.init(cells: [contestant.rawValue, "skipped: \(skipped[contestant] ?? "?")"], verdict: nil))
+            lateness.rows.append(
+                .init(cells: [contestant.rawValue, "skipped: \(skipped[contestant] ?? "?")"], verdict: nil))
             continue
         }
         let histogram = run.histogram
@@ -64,10 +66,13 @@ if selected("lateness") {
         switch contestant {
         case .precise:
             verdict = p50 <= 1.05 * floorP50 && p99 <= dispatchP99 && run.drift <= interval
-            report.target("PreciseTimer p50 ≤ 1.05× floor p50 (\(Format.ratio(p50 / floorP50)))", p50 <= 1.05 * floorP50)
-            report.target("PreciseTimer p99 ≤ Dispatch p99 (\(Format.micro(p99)) vs \(Format.micro(dispatchP99)) µs)",
-                          p99 <= dispatchP99)
-            report.target("PreciseTimer drift ≤ one period (\(Format.micro(Double(run.drift))) µs)", run.drift <= interval)
+            report.target(
+                "PreciseTimer p50 ≤ 1.05× floor p50 (\(Format.ratio(p50 / floorP50)))", p50 <= 1.05 * floorP50)
+            report.target(
+                "PreciseTimer p99 ≤ Dispatch p99 (\(Format.micro(p99)) vs \(Format.micro(dispatchP99)) µs)",
+                p99 <= dispatchP99)
+            report.target(
+                "PreciseTimer drift ≤ one period (\(Format.micro(Double(run.drift))) µs)", run.drift <= interval)
         case .preciseSpin:
             verdict = p50 <= 5_000
             report.target("spin finish p50 ≤ 5 µs (\(Format.micro(p50)) µs)", p50 <= 5_000)
@@ -75,11 +80,14 @@ if selected("lateness") {
         }
         results["lateness.\(contestant).p50"] = p50
         results["lateness.\(contestant).p99"] = p99
-        lateness.rows.append(.init(cells: [
-            contestant.rawValue, Format.micro(p50), Format.micro(Double(histogram.valueAtPercentile(90))), Format.micro(p99),
-            Format.micro(Double(histogram.valueAtPercentile(99.9))), Format.micro(Double(histogram.max)),
-            Format.micro(Double(run.drift)), "\(run.missed)", Format.ratio(p50 / floorP50),
-        ], verdict: verdict))
+        lateness.rows.append(
+            .init(
+                cells: [
+                    contestant.rawValue, Format.micro(p50), Format.micro(Double(histogram.valueAtPercentile(90))),
+                    Format.micro(p99),
+                    Format.micro(Double(histogram.valueAtPercentile(99.9))), Format.micro(Double(histogram.max)),
+                    Format.micro(Double(run.drift)), "\(run.missed)", Format.ratio(p50 / floorP50),
+                ], verdict: verdict))
     }
     report.sections.append(lateness)
 }
@@ -91,17 +99,22 @@ if selected("concurrent") {
         header: ["contestant", "timers", "calls", "p50", "p99", "max", "missed"]
     )
     for count in [100, 10_000] {
-        for (name, make) in [("PreciseTimer", { try PreciseTimer() as any TimerService }),
-                             ("DispatchReferenceTimer", { DispatchReferenceTimer() as any TimerService })] {
+        for (name, make) in [
+            ("PreciseTimer", { try PreciseTimer() as any TimerService }),
+            ("DispatchReferenceTimer", { DispatchReferenceTimer() as any TimerService }),
+        ] {
             log("\(count) concurrent timers on \(name)")
             let timers = try make()
             let run = try Scale.concurrentPeriodic(timers, count: count, seconds: quick ? 1 : 2)
             timers.shutdown()
             let histogram = run.histogram
-            concurrent.rows.append(.init(cells: [
-                name, "\(count)", "\(run.samples.count)", Format.micro(Double(histogram.valueAtPercentile(50))),
-                Format.micro(Double(histogram.valueAtPercentile(99))), Format.micro(Double(histogram.max)), "\(run.missed)",
-            ], verdict: nil))
+            concurrent.rows.append(
+                .init(
+                    cells: [
+                        name, "\(count)", "\(run.samples.count)", Format.micro(Double(histogram.valueAtPercentile(50))),
+                        Format.micro(Double(histogram.valueAtPercentile(99))), Format.micro(Double(histogram.max)),
+                        "\(run.missed)",
+                    ], verdict: nil))
         }
     }
     report.sections.append(concurrent)
@@ -115,21 +128,29 @@ if selected("cost") {
         title: "schedule + cancel per timer with \(pending) pending (ns; target ≤ 1000 wall and CPU)",
         header: ["contestant", "order", "threads", "wall / pair", "CPU / pair"]
     )
-    for (name, make) in [("PreciseTimer", { try PreciseTimer() as any TimerService }),
-                         ("DispatchReferenceTimer", { DispatchReferenceTimer() as any TimerService })] {
+    for (name, make) in [
+        ("PreciseTimer", { try PreciseTimer() as any TimerService }),
+        ("DispatchReferenceTimer", { DispatchReferenceTimer() as any TimerService }),
+    ] {
         for order in [Scale.Order.fifo, .random] {
             for threads in [1, 2] {
                 log("schedule+cancel \(name) \(order.rawValue) \(threads) thread(s)")
                 let timers = try make()
-                let result = try Scale.scheduleCancel(timers, pending: pending, pairs: pairs, threads: threads, order: order)
+                let result = try Scale.scheduleCancel(
+                    timers, pending: pending, pairs: pairs, threads: threads, order: order)
                 timers.shutdown()
                 let met = result.wallPerPair <= 1_000 && result.cpuPerPair <= 1_000
-                cost.rows.append(.init(cells: [name, order.rawValue, "\(threads)", Format.nano(result.wallPerPair),
-                                               Format.nano(result.cpuPerPair)],
-                                       verdict: name == "PreciseTimer" ? met : nil))
+                cost.rows.append(
+                    .init(
+                        cells: [
+                            name, order.rawValue, "\(threads)", Format.nano(result.wallPerPair),
+                            Format.nano(result.cpuPerPair),
+                        ],
+                        verdict: name == "PreciseTimer" ? met : nil))
                 if name == "PreciseTimer" {
-                    report.target("schedule+cancel ≤ 1 µs wall and CPU, \(order.rawValue), \(threads) thread(s) "
-                        + "(\(Format.nano(result.wallPerPair)) / \(Format.nano(result.cpuPerPair)) ns)", met)
+                    report.target(
+                        "schedule+cancel ≤ 1 µs wall and CPU, \(order.rawValue), \(threads) thread(s) "
+                            + "(\(Format.nano(result.wallPerPair)) / \(Format.nano(result.cpuPerPair)) ns)", met)
                 }
                 results["cost.\(name).\(order.rawValue).\(threads).cpu"] = result.cpuPerPair
             }
@@ -138,9 +159,13 @@ if selected("cost") {
     for nioPending in [20_000, 100_000] {
         log("schedule+cancel NIO at \(nioPending) pending")
         let result = try Scale.nioScheduleCancel(pending: nioPending, pairs: quick ? 1_000 : 5_000)
-        cost.rows.append(.init(cells: ["NIO scheduleTask (\(nioPending) pending)", "FIFO", "1",
-                                       Format.nano(result.wallPerPair), Format.nano(result.cpuPerPair)], verdict: nil,
-                               note: "cancel is a linear heap scan"))
+        cost.rows.append(
+            .init(
+                cells: [
+                    "NIO scheduleTask (\(nioPending) pending)", "FIFO", "1",
+                    Format.nano(result.wallPerPair), Format.nano(result.cpuPerPair),
+                ], verdict: nil,
+                note: "cancel is a linear heap scan"))
     }
     report.sections.append(cost)
 }
@@ -148,9 +173,12 @@ if selected("cost") {
 // MARK: Memory per pending timer (fresh process each)
 if selected("memory") {
     let memoryCount = quick ? 200_000 : 1_000_000
-    var memory = Report.Section(title: "Memory per pending timer, RSS growth / \(memoryCount) (bytes)",
-                                header: ["contestant", "bytes / timer"])
-    for (name, key) in [("PreciseTimer", "precise"), ("DispatchReferenceTimer", "dispatch"), ("NIO scheduleTask", "nio")] {
+    var memory = Report.Section(
+        title: "Memory per pending timer, RSS growth / \(memoryCount) (bytes)",
+        header: ["contestant", "bytes / timer"])
+    for (name, key) in [
+        ("PreciseTimer", "precise"), ("DispatchReferenceTimer", "dispatch"), ("NIO scheduleTask", "nio"),
+    ] {
         log("memory \(name)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
@@ -171,14 +199,20 @@ if selected("memory") {
 // MARK: Fire storm and idle CPU
 if selected("storm") {
     var storm = Report.Section(title: "Fire storm and idle cost", header: ["contestant", "measure", "value"])
-    for (name, make) in [("PreciseTimer", { try PreciseTimer() as any TimerService }),
-                         ("DispatchReferenceTimer", { DispatchReferenceTimer() as any TimerService })] {
+    for (name, make) in [
+        ("PreciseTimer", { try PreciseTimer() as any TimerService }),
+        ("DispatchReferenceTimer", { DispatchReferenceTimer() as any TimerService }),
+    ] {
         log("fire storm \(name)")
         let timers = try make()
         let last = try Scale.fireStorm(timers, count: 100_000)
-        storm.rows.append(.init(cells: [name, "100 000 one-shots at one instant: deadline → last handler",
-                                        "\(Format.micro(Double(last))) µs"],
-                                verdict: name == "PreciseTimer" ? last <= 50_000_000 : nil))
+        storm.rows.append(
+            .init(
+                cells: [
+                    name, "100 000 one-shots at one instant: deadline → last handler",
+                    "\(Format.micro(Double(last))) µs",
+                ],
+                verdict: name == "PreciseTimer" ? last <= 50_000_000 : nil))
         if name == "PreciseTimer" {
             report.target("fire storm of 100 000 within 50 ms (\(Format.micro(Double(last))) µs)", last <= 50_000_000)
         }
@@ -186,8 +220,12 @@ if selected("storm") {
         log("idle CPU \(name)")
         let cpu = try Scale.idleCPU(timers, seconds: idleSeconds)
         timers.shutdown()
-        storm.rows.append(.init(cells: [name, "process CPU, one 1 s timer idling \(idleSeconds) s",
-                                        "\(Format.micro(Double(cpu))) µs"], verdict: nil))
+        storm.rows.append(
+            .init(
+                cells: [
+                    name, "process CPU, one 1 s timer idling \(idleSeconds) s",
+                    "\(Format.micro(Double(cpu))) µs",
+                ], verdict: nil))
     }
     report.sections.append(storm)
 }
@@ -201,6 +239,8 @@ if json {
     var uts = utsname()
     uname(&uts)
     let machine = withUnsafeBytes(of: uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    print("# PreciseTimer benchmarks (\(quick ? "quick" : "full") run, \(ProcessInfo.processInfo.activeProcessorCount) cores, Linux \(machine))")
+    print(
+        "# PreciseTimer benchmarks (\(quick ? "quick" : "full") run, \(ProcessInfo.processInfo.activeProcessorCount) cores, Linux \(machine))"
+    )
     print(report.render())
 }

@@ -21,20 +21,26 @@ package final class TimerCore: TimerService {
     // MARK: TimerService
 
     @discardableResult
-    package func schedule(id: TimerID?, after delay: Duration, options: TimerOptions,
-                          _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
+    package func schedule(
+        id: TimerID?, after delay: Duration, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
         try self.add(id: id, TimerRequest(after: delay, id: id), options: options, handler)
     }
 
     @discardableResult
-    package func scheduleRepeating(id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
-                                   options: TimerOptions,
-                                   _ handler: @escaping @Sendable (Tick) -> Void) throws -> TimerID {
+    package func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
         try self.add(id: id, TimerRequest(every: interval, startingAfter: delay, id: id), options: options, handler)
     }
 
-    private func add(id: TimerID?, _ request: TimerRequest, options: TimerOptions,
-                     _ handler: @escaping @Sendable (Tick) -> Void) throws(PreciseTimerError) -> TimerID {
+    private func add(
+        id: TimerID?, _ request: TimerRequest, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws(PreciseTimerError) -> TimerID {
         let deadline = self.loop.now() + request.firstDelay
         let (id, wake) = try self.registry.withLock { (registry) throws(PreciseTimerError) in
             try registry.add(id: id, deadline: deadline, interval: request.interval, options: options, handler: handler)
@@ -112,9 +118,10 @@ package final class TimerCore: TimerService {
 
     private func invoke(_ handler: @Sendable (Tick) -> Void, for fire: TimerRegistry.Fire) {
         handler(
-            Tick(id: fire.node.id, count: fire.count, missed: fire.missed,
-                 scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
-                 firedAt: MonotonicInstant(nanoseconds: self.loop.now()))
+            Tick(
+                id: fire.node.id, count: fire.count, missed: fire.missed,
+                scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
+                firedAt: MonotonicInstant(nanoseconds: self.loop.now()))
         )
         guard fire.node.interval > 0 else { return }
         if self.registry.withLock({ $0.complete(fire.node) }) {

@@ -33,8 +33,10 @@ package final class TimerNode: @unchecked Sendable {
     package var count: UInt64 = 0
     package var state: State = .pending
 
-    package init(id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions,
-                 handler: @escaping @Sendable (Tick) -> Void) {
+    package init(
+        id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions,
+        handler: @escaping @Sendable (Tick) -> Void
+    ) {
         self.id = id
         self.deadline = deadline
         self.interval = interval

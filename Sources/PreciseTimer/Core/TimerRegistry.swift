@@ -43,8 +43,9 @@ package struct TimerRegistry {
     ) throws(PreciseTimerError) -> (id: TimerID, wakeLoop: Bool) {
         guard !self.isShutDown else { throw PreciseTimerError(.shutDown, id: requested) }
         if let requested, requested.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: requested) }
-        let node = TimerNode(id: requested ?? self.generateID(), deadline: deadline, interval: interval,
-                             options: options, handler: handler)
+        let node = TimerNode(
+            id: requested ?? self.generateID(), deadline: deadline, interval: interval,
+            options: options, handler: handler)
         // One hash and one probe for the common case; a taken name is put back as it was.
         while let existing = self.timers.updateValue(node, forKey: node.id) {
             self.timers[existing.id] = existing

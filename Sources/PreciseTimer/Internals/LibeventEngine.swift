@@ -47,7 +47,8 @@ final class LibeventEngine: @unchecked Sendable {
         defer { event_config_free(config) }
         // Precise: timerfd instead of epoll's whole milliseconds, CLOCK_MONOTONIC instead of the
         // 4 ms coarse clock. No cache: a timeout added from a callback counts from a fresh read.
-        let flags = CLibevent_EVENT_BASE_FLAG_PRECISE_TIMER() | CLibevent_EVENT_BASE_FLAG_NO_CACHE_TIME()
+        let flags =
+            CLibevent_EVENT_BASE_FLAG_PRECISE_TIMER() | CLibevent_EVENT_BASE_FLAG_NO_CACHE_TIME()
             | CLibevent_EVENT_BASE_FLAG_NOLOCK()
         event_config_set_flag(config, flags)
         // poll and select have no timerfd; failing is better than silently losing precision.
@@ -66,8 +67,9 @@ final class LibeventEngine: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         var rc = CLibevent_evtimer_assign(self.alarm, base, alarmCallback, context)
         if rc == 0 {
-            rc = event_assign(self.doorbell, base, waker.fd, Int16(CLibevent_EV_READ() | CLibevent_EV_PERSIST()),
-                              doorbellCallback, context)
+            rc = event_assign(
+                self.doorbell, base, waker.fd, Int16(CLibevent_EV_READ() | CLibevent_EV_PERSIST()),
+                doorbellCallback, context)
         }
         if rc == 0 {
             rc = event_add(self.doorbell, nil)
@@ -110,8 +112,9 @@ final class LibeventEngine: @unchecked Sendable {
         guard rc == 0 else {
             Unmanaged<LibeventEngine>.fromOpaque(context).release()
             self.finished.leave()
-            throw PreciseTimerError(.systemFailure, value: configuration.schedulingDescription,
-                                    function: "pthread_create", returnCode: rc, errno: rc)
+            throw PreciseTimerError(
+                .systemFailure, value: configuration.schedulingDescription,
+                function: "pthread_create", returnCode: rc, errno: rc)
         }
     }
 

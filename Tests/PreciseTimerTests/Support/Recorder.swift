@@ -32,8 +32,10 @@ final class Recorder<Value: Sendable>: Sendable {
 
     /// Waits until at least `count` values were recorded; records an issue if they never come.
     @discardableResult
-    func wait(forCount count: Int, timeout: Duration = .seconds(10),
-              sourceLocation: SourceLocation = #_sourceLocation) async -> [Value] {
+    func wait(
+        forCount count: Int, timeout: Duration = .seconds(10),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> [Value] {
         let reached = await self.wait(timeout: timeout) { $0.count >= count }
         #expect(reached, "expected \(count) values, got \(self.count)", sourceLocation: sourceLocation)
         return self.values
