@@ -133,12 +133,15 @@ struct BadInputMatrixTests {
         ]
         let fired = Recorder<TimerID>()
         for id in ids {
-            try timers.schedule(id: id, after: .milliseconds(5)) { fired.append($0.id) }
+            // Long enough that none fires before the registry is inspected, even on a loaded machine.
+            try timers.schedule(id: id, after: .milliseconds(500)) { fired.append($0.id) }
         }
         // IDs compare as Swift strings, by canonical equivalence: precomposed "é" is the same ID.
-        #expect { try timers.schedule(id: "\u{E9}", after: .seconds(1), Self.noop) } throws: {
+        try timers.schedule(id: "cafe\u{301}", after: .seconds(60), Self.noop)
+        #expect { try timers.schedule(id: "caf\u{E9}", after: .seconds(1), Self.noop) } throws: {
             ($0 as? PreciseTimerError)?.code == .duplicateID
         }
+        #expect(timers.cancel("caf\u{E9}"))
         #expect(Set(timers.scheduledIDs) == Set(ids))
         let received = await fired.wait(forCount: ids.count)
         #expect(Set(received) == Set(ids))

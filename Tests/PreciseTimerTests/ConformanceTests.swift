@@ -190,11 +190,11 @@ struct ConformanceTests {
         await ticks.wait(forCount: 2)
         // Block the executor the repeating timer runs on (both run `.loop` handlers serially).
         try timers.schedule(after: .zero) { _ in usleep(80_000) }
-        await ticks.wait { $0.contains { $0.missed > 0 } }
+        // A loaded machine may skip a period on its own; the stall must show as 3 or more.
+        let reported = await ticks.wait { $0.contains { $0.missed >= 3 } }
         timers.cancel(id)
+        #expect(reported, "80 ms of stall at 10 ms periods must report at least 3 missed periods")
         let values = ticks.values
-        let stalled = try #require(values.first { $0.missed > 0 })
-        #expect(stalled.missed >= 3, "80 ms of stall at 10 ms should skip at least 3 periods")
         let first = try #require(values.first).scheduledAt
         for tick in values {
             #expect(
@@ -215,19 +215,15 @@ struct ConformanceTests {
         await burst.wait(forCount: 1)
         try timers.schedule(after: .zero) { _ in usleep(60_000) }
         await burst.wait(forCount: 8)
-        await delay.wait { $0.contains { $0.missed > 0 } }
+        await delay.wait { ticks in ticks.firstIndex { $0.missed > 0 }.map { $0 + 1 < ticks.count } ?? false }
         let bursts = burst.values
         #expect(bursts.allSatisfy { $0.missed == 0 })
         let gaps = zip(bursts, bursts.dropFirst()).map { $1.scheduledAt - $0.scheduledAt }
         #expect(gaps.allSatisfy { $0 == .milliseconds(10) }, "burst must not skip a grid point: \(gaps)")
         let delays = delay.values
         let late = try #require(delays.firstIndex { $0.missed > 0 })
-        if late + 1 < delays.count {
-            let restart = delays[late + 1].scheduledAt - delays[late].firedAt
-            #expect(
-                restart > .microseconds(9_000) && restart < .microseconds(11_000),
-                "delay restarts from the fire: \(restart)")
-        }
+        try #require(late + 1 < delays.count)
+        #expect(delays[late + 1].scheduledAt - delays[late].firedAt == .milliseconds(10), "delay restarts from the fire")
     }
 
     @Test("a timer never overlaps itself on a concurrent queue", arguments: Implementation.allCases)

@@ -40,9 +40,8 @@ struct FaultTests {
         }
         let arrived = await oneShots.wait(forCount: 20)
         #expect(arrived == (0..<20).map { TimerID("queued-\($0)") }, "every one-shot fires, in deadline order")
-        await ticks.wait { $0.contains { $0.missed >= 10 } }
-        let stalled = try #require(ticks.values.first { $0.missed > 0 })
-        #expect(stalled.missed >= 10, "200 ms blocked at 10 ms periods must report at least 10 missed")
+        let reported = await ticks.wait { $0.contains { $0.missed >= 10 } }
+        #expect(reported, "200 ms blocked at 10 ms periods must report at least 10 missed")
         let counts = ticks.values.map(\.count)
         #expect(counts == Array(1...UInt64(counts.count)), "no call lost or repeated")
     }

@@ -115,7 +115,7 @@ struct TimerRegistryTests {
         #expect(registry.cancel("once").found)
         #expect(registry.cancel("every").found)
         #expect(taken.allSatisfy { registry.begin($0.node) == nil })
-        #expect(taken.allSatisfy { !registry.complete($0.node) })
+        #expect(taken.allSatisfy { !registry.complete($0.node, firedAt: 10) })
         #expect(registry.timers.isEmpty && registry.heapCount == 0)
     }
 

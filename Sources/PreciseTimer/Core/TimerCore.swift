@@ -117,14 +117,15 @@ package final class TimerCore: TimerService {
     }
 
     private func invoke(_ handler: @Sendable (Tick) -> Void, for fire: TimerRegistry.Fire) {
+        let firedAt = self.loop.now()
         handler(
             Tick(
                 id: fire.node.id, count: fire.count, missed: fire.missed,
                 scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
-                firedAt: MonotonicInstant(nanoseconds: self.loop.now()))
+                firedAt: MonotonicInstant(nanoseconds: firedAt))
         )
         guard fire.node.interval > 0 else { return }
-        if self.registry.withLock({ $0.complete(fire.node) }) {
+        if self.registry.withLock({ $0.complete(fire.node, firedAt: firedAt) }) {
             self.loop.wake()
         }
     }

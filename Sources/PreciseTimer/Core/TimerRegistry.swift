@@ -184,7 +184,6 @@ package struct TimerRegistry {
         case .burst:
             return Fire(node: node, count: node.count, missed: 0, scheduledAt: deadline)
         case .delay:
-            node.deadline = now
             return Fire(node: node, count: node.count, missed: periodsLate, scheduledAt: deadline)
         }
     }
@@ -206,8 +205,11 @@ package struct TimerRegistry {
 
     /// A repeating timer's handler returned: arm its next deadline unless it was cancelled
     /// meanwhile. Returns whether the loop must be woken.
-    package mutating func complete(_ node: TimerNode) -> Bool {
+    package mutating func complete(_ node: TimerNode, firedAt: Int64) -> Bool {
         guard node.state == .running else { return false }
+        if node.policy == .delay {
+            node.deadline = firedAt  // The grid restarts from the call, as `Tick.firedAt` reports it.
+        }
         let (next, overflow) = node.deadline.addingReportingOverflow(node.interval)
         guard !overflow else {
             // Past the clock's range (centuries of uptime): the timer cannot fire again.
