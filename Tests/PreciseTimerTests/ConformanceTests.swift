@@ -223,7 +223,8 @@ struct ConformanceTests {
         let delays = delay.values
         let late = try #require(delays.firstIndex { $0.missed > 0 })
         try #require(late + 1 < delays.count)
-        #expect(delays[late + 1].scheduledAt - delays[late].firedAt == .milliseconds(10), "delay restarts from the fire")
+        #expect(
+            delays[late + 1].scheduledAt - delays[late].firedAt == .milliseconds(10), "delay restarts from the fire")
     }
 
     @Test("a timer never overlaps itself on a concurrent queue", arguments: Implementation.allCases)
