@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import PreciseTimer
 import PreciseTimerReference
@@ -101,6 +102,31 @@ struct LifetimeTests {
         #expect(!token.cancel())
         timers = nil
         #expect(!token.cancel())
+    }
+
+    @Test(
+        "a refused schedule releases its handler outside the lock: a token inside it may cancel",
+        arguments: Implementation.allCases)
+    func refusedHandlerReleasedOutsideLock(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        try timers.schedule(id: "taken", after: .seconds(60)) { _ in }
+        let victim = try timers.schedule(after: .seconds(60)) { _ in }
+        let outcome = Recorder<String>()
+        DispatchQueue.global().async {
+            do {
+                // The closure holds the only reference to the token; refusing it releases the
+                // token, whose deinit calls cancel on the same service.
+                try timers.schedule(id: "taken", after: .seconds(1)) { [token = victim.token(on: timers)] _ in
+                    _ = token
+                }
+                outcome.append("scheduled")
+            } catch {
+                outcome.append("\((error as? PreciseTimerError)?.code.description ?? "\(error)")")
+            }
+        }
+        #expect(await outcome.wait(forCount: 1, timeout: .seconds(5)) == ["duplicateID"], "deadlocked or not refused")
+        #expect(!timers.isScheduled(victim))
     }
 
     @Test("a one-shot that never fired is released by shutdown", arguments: Implementation.allCases)

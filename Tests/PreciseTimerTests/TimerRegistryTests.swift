@@ -2,6 +2,18 @@ import PreciseTimer
 import Testing
 
 /// The registry's transitions on their own: IDs, wake-up decisions, firing order, compaction.
+extension TimerRegistry {
+    /// Adds a timer the way `TimerCore` does: node first, then registration.
+    fileprivate mutating func add(
+        id: TimerID?, deadline: Int64, interval: Int64, options: TimerOptions,
+        handler: @escaping @Sendable (Tick) -> Void
+    ) throws(PreciseTimerError) -> (id: TimerID, wakeLoop: Bool) {
+        let node = TimerNode(id: id ?? "", deadline: deadline, interval: interval, options: options, handler: handler)
+        let wake = try self.add(node, requested: id)
+        return (node.id, wake)
+    }
+}
+
 @Suite("TimerRegistry")
 struct TimerRegistryTests {
     private let noop: @Sendable (Tick) -> Void = { _ in }

@@ -41,12 +41,15 @@ package final class TimerCore: TimerService {
         id: TimerID?, _ request: TimerRequest, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws(PreciseTimerError) -> TimerID {
-        let deadline = self.loop.now() + request.firstDelay
-        let (id, wake) = try self.registry.withLock { (registry) throws(PreciseTimerError) in
-            try registry.add(id: id, deadline: deadline, interval: request.interval, options: options, handler: handler)
+        // Built outside the lock: if the registry refuses it, its handler is released out here.
+        let node = TimerNode(
+            id: id ?? "", deadline: self.loop.now() + request.firstDelay, interval: request.interval,
+            options: options, handler: handler)
+        let wake = try self.registry.withLock { (registry) throws(PreciseTimerError) in
+            try registry.add(node, requested: id)
         }
         if wake { self.loop.wake() }
-        return id
+        return node.id
     }
 
     @discardableResult

@@ -36,23 +36,27 @@ package struct TimerRegistry {
 
     // MARK: Registration
 
-    /// Adds a timer. Returns its ID and whether the loop must be woken to see it in time.
-    package mutating func add(
-        id requested: TimerID?, deadline: Int64, interval: Int64, options: TimerOptions,
-        handler: @escaping @Sendable (Tick) -> Void
-    ) throws(PreciseTimerError) -> (id: TimerID, wakeLoop: Bool) {
+    /// Registers a new timer under its requested ID, or under a fresh generated one when
+    /// `requested` is `nil`. Returns whether the loop must be woken to see it in time.
+    ///
+    /// The caller creates the node (with its handler) outside the lock and keeps it, so a node
+    /// refused here is released after the lock, never under it: releasing a handler runs user
+    /// code, which may call back into the service.
+    package mutating func add(_ node: TimerNode, requested: TimerID?) throws(PreciseTimerError) -> Bool {
         guard !self.isShutDown else { throw PreciseTimerError(.shutDown, id: requested) }
-        if let requested, requested.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: requested) }
-        let node = TimerNode(
-            id: requested ?? self.generateID(), deadline: deadline, interval: interval,
-            options: options, handler: handler)
+        if let requested {
+            guard !requested.rawValue.isEmpty else { throw PreciseTimerError(.emptyID, id: requested) }
+            node.id = requested
+        } else {
+            node.id = self.generateID()
+        }
         // One hash and one probe for the common case; a taken name is put back as it was.
         while let existing = self.timers.updateValue(node, forKey: node.id) {
             self.timers[existing.id] = existing
             guard requested == nil else { throw PreciseTimerError(.duplicateID, id: requested) }
             node.id = self.generateID()
         }
-        return (node.id, self.push(node))
+        return self.push(node)
     }
 
     /// The next `timer-N`, N counting up for the life of the service. ``add`` skips names a
@@ -212,10 +216,10 @@ package struct TimerRegistry {
         }
         let (next, overflow) = node.deadline.addingReportingOverflow(node.interval)
         guard !overflow else {
-            // Past the clock's range (centuries of uptime): the timer cannot fire again.
+            // Past the clock's range (centuries of uptime): the timer cannot fire again. Its
+            // handler goes with the node, which the caller releases after the lock.
             self.timers[node.id] = nil
             node.state = .ended
-            node.handler = nil
             return false
         }
         node.deadline = next
