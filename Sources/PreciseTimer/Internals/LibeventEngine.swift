@@ -59,8 +59,8 @@ final class LibeventEngine: @unchecked Sendable {
         }
         let eventSize = event_get_struct_event_size()
         self.base = base
-        self.alarm = OpaquePointer(UnsafeMutableRawPointer.allocate(byteCount: eventSize, alignment: 16))
-        self.doorbell = OpaquePointer(UnsafeMutableRawPointer.allocate(byteCount: eventSize, alignment: 16))
+        self.alarm = Self.allocateEvent(size: eventSize)
+        self.doorbell = Self.allocateEvent(size: eventSize)
 
         // Events get the engine unretained: the loop thread holds +1 on it for as long as
         // event_base_loop runs, and callbacks run only inside event_base_loop.
@@ -84,6 +84,14 @@ final class LibeventEngine: @unchecked Sendable {
             self.freeLibevent()
             throw error
         }
+    }
+
+    /// Storage for a `struct event`, zeroed so that the failure path may `event_del` an event that
+    /// was never assigned (libevent then sees no base and does nothing).
+    private static func allocateEvent(size: Int) -> OpaquePointer {
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        storage.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        return OpaquePointer(storage)
     }
 
     private func startThread(_ configuration: PreciseTimer.Configuration) throws(PreciseTimerError) {
