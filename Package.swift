@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "PreciseTimer", targets: ["PreciseTimer"]),
         .library(name: "PreciseTimerReference", targets: ["PreciseTimerReference"]),
+        .library(name: "PreciseTimerTesting", targets: ["PreciseTimerTesting"]),
         .executable(name: "example-ticker", targets: ["example-ticker"]),
     ],
     dependencies: [
@@ -26,6 +27,10 @@ let package = Package(
             name: "PreciseTimerReference",
             dependencies: ["PreciseTimer"]
         ),
+        .target(
+            name: "PreciseTimerTesting",
+            dependencies: ["PreciseTimer"]
+        ),
         .executableTarget(
             name: "example-ticker",
             dependencies: [
@@ -37,7 +42,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PreciseTimerTests",
-            dependencies: ["PreciseTimer", "PreciseTimerReference"]
+            dependencies: ["PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

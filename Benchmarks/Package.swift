@@ -2,20 +2,24 @@
 import Foundation
 import PackageDescription
 
+// A separate package, so that depending on PreciseTimer never pulls in SwiftNIO or HdrHistogram.
+// Run from the repository root:
+//     swift run -c release --package-path Benchmarks precise-bench [--quick] [--json]
+//
 // SwiftPM names a path dependency after its folder, which is whatever the clone was called.
 let mainPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .lastPathComponent
 
-// Kept out of the main package so that depending on PreciseTimer never pulls in SwiftNIO or
-// HdrHistogram. Run: swift run -c release --package-path Benchmarks precise-bench [--quick] [--json]
 let package = Package(
     name: "PreciseTimerBenchmarks",
     dependencies: [
         .package(path: ".."),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
+        // The kernel floor: plain C loops on clock_nanosleep and timerfd, nothing in between.
         .target(name: "CFloor"),
         .executableTarget(
             name: "precise-bench",
@@ -26,6 +30,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
     ],

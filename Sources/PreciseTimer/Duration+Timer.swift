@@ -36,33 +36,11 @@ extension Duration {
         return nanoseconds
     }
 
-    /// Validates a repeating interval: greater than zero and within range.
+    /// Validates a repeating interval: at least ``PreciseTimer/minimumInterval`` and within range.
     package func validatedInterval(for id: TimerID?) throws(PreciseTimerError) -> Int64 {
-        guard let nanoseconds = self.timerNanoseconds, nanoseconds > 0 else {
+        guard let nanoseconds = self.timerNanoseconds, nanoseconds >= PreciseTimer.minimumIntervalNanoseconds else {
             throw PreciseTimerError(.invalidInterval, id: id, value: "\(self)")
         }
         return nanoseconds
-    }
-}
-
-/// A timer request checked against the rules every service keeps: the first delay and the
-/// interval in nanoseconds (interval 0 for a one-shot). Both implementations validate through it,
-/// so they throw the same errors for the same input.
-package struct TimerRequest: Sendable {
-    package let firstDelay: Int64
-    package let interval: Int64
-
-    /// A one-shot after `delay`.
-    package init(after delay: Duration, id: TimerID?) throws(PreciseTimerError) {
-        self.firstDelay = try delay.validatedDelay(for: id)
-        self.interval = 0
-    }
-
-    /// A repeating timer: first after `delay`, or after one interval when it is `nil`.
-    package init(every interval: Duration, startingAfter delay: Duration?, id: TimerID?) throws(PreciseTimerError) {
-        self.interval = try interval.validatedInterval(for: id)
-        self.firstDelay =
-            try delay.map { (delay) throws(PreciseTimerError) in try delay.validatedDelay(for: id) }
-            ?? self.interval
     }
 }

@@ -30,6 +30,12 @@ public final class PreciseTimer: TimerService {
     public static let maximumDuration: Duration = .nanoseconds(maximumNanoseconds)
     package static let maximumNanoseconds: Int64 = 1 << 62
 
+    /// The shortest repeating interval a service accepts: 1 µs. libevent's timeouts are whole
+    /// microseconds, and a shorter period is a busy loop, not a timer; shorter intervals throw
+    /// ``PreciseTimerError/Code/invalidInterval``.
+    public static let minimumInterval: Duration = .nanoseconds(minimumIntervalNanoseconds)
+    package static let minimumIntervalNanoseconds: Int64 = 1_000
+
     /// The configuration the service was created with.
     public let configuration: Configuration
     private let core: TimerCore
@@ -45,7 +51,7 @@ public final class PreciseTimer: TimerService {
     public init(configuration: Configuration = .init()) throws {
         try configuration.validate()
         let waker = try EventFDWaker()
-        let core = TimerCore(loop: waker)
+        let core = TimerCore(doorbell: waker)
         self.configuration = configuration
         self.core = core
         self.engine = try LibeventEngine(core: core, waker: waker, configuration: configuration)
@@ -55,6 +61,9 @@ public final class PreciseTimer: TimerService {
         self.shutdown()
     }
 
+    /// The current time on `CLOCK_MONOTONIC`.
+    public var now: MonotonicInstant { self.core.now }
+
     /// Schedules a one-shot timer. See ``TimerService/schedule(id:after:options:_:)``.
     @discardableResult
     public func schedule(
@@ -62,6 +71,15 @@ public final class PreciseTimer: TimerService {
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.core.schedule(id: id, after: delay, options: options, handler)
+    }
+
+    /// Schedules a one-shot timer at an absolute deadline. See ``TimerService/schedule(id:at:options:_:)``.
+    @discardableResult
+    public func schedule(
+        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.core.schedule(id: id, at: deadline, options: options, handler)
     }
 
     /// Schedules a repeating timer. See ``TimerService/scheduleRepeating(id:every:startingAfter:options:_:)``.
@@ -74,10 +92,61 @@ public final class PreciseTimer: TimerService {
         try self.core.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options, handler)
     }
 
+    /// Schedules a repeating timer from an absolute start. See
+    /// ``TimerService/scheduleRepeating(id:every:startingAt:options:_:)``.
+    @discardableResult
+    public func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.core.scheduleRepeating(id: id, every: interval, startingAt: start, options: options, handler)
+    }
+
+    /// Moves a timer's next deadline. See ``TimerService/reschedule(_:after:)``.
+    @discardableResult
+    public func reschedule(_ id: TimerID, after delay: Duration) throws -> Bool {
+        try self.core.reschedule(id, after: delay)
+    }
+
+    /// Moves a timer's next deadline. See ``TimerService/reschedule(_:at:)``.
+    @discardableResult
+    public func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws -> Bool {
+        try self.core.reschedule(id, at: deadline)
+    }
+
+    /// Pauses a timer. See ``TimerService/pause(_:)``.
+    @discardableResult
+    public func pause(_ id: TimerID) -> Bool {
+        self.core.pause(id)
+    }
+
+    /// Resumes a paused timer. See ``TimerService/resume(_:)``.
+    @discardableResult
+    public func resume(_ id: TimerID) -> Bool {
+        self.core.resume(id)
+    }
+
+    /// Whether the timer is paused. See ``TimerService/isPaused(_:)``.
+    public func isPaused(_ id: TimerID) -> Bool {
+        self.core.isPaused(id)
+    }
+
     /// Cancels a timer. See ``TimerService/cancel(_:)``.
     @discardableResult
     public func cancel(_ id: TimerID) -> Bool {
         self.core.cancel(id)
+    }
+
+    /// Cancels exactly one timer. See ``TimerService/cancel(_:generation:)``.
+    @discardableResult
+    public func cancel(_ id: TimerID, generation: UInt64) -> Bool {
+        self.core.cancel(id, generation: generation)
+    }
+
+    /// The generation of the timer under `id`. See ``TimerService/generation(of:)``.
+    public func generation(of id: TimerID) -> UInt64? {
+        self.core.generation(of: id)
     }
 
     /// Cancels every timer. See ``TimerService/cancelAll()``.
@@ -95,13 +164,22 @@ public final class PreciseTimer: TimerService {
         self.core.scheduledIDs
     }
 
+    /// The number of scheduled timers, in O(1).
+    public var scheduledCount: Int {
+        self.core.scheduledCount
+    }
+
     /// Cancels everything, releases every handler, stops the loop thread and frees libevent.
     ///
     /// Waits for the loop thread to exit, unless called on it (from a ``TimerExecutor/loop``
     /// handler): then it returns at once and the thread exits when the handler returns.
     /// Idempotent and safe to call from several threads at once.
     public func shutdown() {
-        if self.core.shutdownRegistry() || !self.engine.isOnLoopThread {
+        // Every caller but the loop thread waits for the thread to be gone, so `shutdown()`
+        // returning means no handler of ours runs any more, even when another thread (or the
+        // loop failing) closed the core first. The loop thread itself only asks the loop to stop
+        // (waiting for itself would deadlock), and only the first time.
+        if self.core.close(.shutDown) || !self.engine.isOnLoopThread {
             self.engine.stop()
         }
     }

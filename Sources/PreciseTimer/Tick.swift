@@ -14,17 +14,22 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
     public let scheduledAt: MonotonicInstant
     /// When the handler was called (a fresh clock read).
     public let firedAt: MonotonicInstant
+    /// Which timer, exactly: a number the service gave this timer when it was scheduled, never
+    /// given to another of its timers. `cancel(_ tick:)` uses it, so a handler
+    /// that cancels itself never ends a newer timer that reused its explicit ID.
+    public let generation: UInt64
 
     /// Creates a tick. Services make ticks; tests and adapters may too.
     public init(
         id: TimerID, count: UInt64, missed: UInt64, scheduledAt: MonotonicInstant,
-        firedAt: MonotonicInstant
+        firedAt: MonotonicInstant, generation: UInt64 = 0
     ) {
         self.id = id
         self.count = count
         self.missed = missed
         self.scheduledAt = scheduledAt
         self.firedAt = firedAt
+        self.generation = generation
     }
 
     /// `firedAt - scheduledAt`: how late the handler was called. Never negative, because no

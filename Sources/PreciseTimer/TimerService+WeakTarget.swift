@@ -54,7 +54,8 @@ extension TimerService {
         return try self.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options) {
             [weak self] tick in
             guard let target = weakTarget.value else {
-                self?.cancel(tick.id)
+                // Exactly this timer: a newer one that reused an explicit ID is left alone.
+                self?.cancel(tick)
                 return
             }
             action(target, tick)

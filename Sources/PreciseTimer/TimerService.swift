@@ -1,16 +1,29 @@
 /// A service that runs timers keyed by ``TimerID``. ``PreciseTimer`` (libevent) and
 /// `DispatchReferenceTimer` (Dispatch) both conform, and so behave the same way for every rule
-/// below; the adapters (weak target, `execTask`) are written once, on this protocol.
+/// below; the adapters (weak target, `execTask`, tokens, ``TimerClock``, ``TickSequence``) are
+/// written once, on this protocol.
 ///
 /// Rules every conformer keeps:
 /// - A timer never fires before its deadline. Deadlines are absolute on ``MonotonicInstant``'s
 ///   clock; a repeating timer's deadlines are `start + k·interval`, so it does not drift.
-/// - Timers due at the same instant fire in the order they were scheduled.
+/// - Timers due at the same instant fire in the order they were scheduled; a repeating timer
+///   keeps its place at every re-arm, reschedule and resume.
 /// - A timer's handler never runs concurrently with itself.
 /// - Bad input throws ``PreciseTimerError``; nothing traps, nothing is half-registered.
 /// - The service owns a handler while its timer is scheduled and releases it as soon as the
 ///   timer ends (fired one-shot, cancel, cancelAll, shutdown).
+/// - **Cancel guarantee**: once ``cancel(_:)`` (or ``pause(_:)``, ``reschedule(_:after:)``,
+///   ``cancelAll()``, ``shutdown()``) returns, no call that the old state allowed *begins*; a call
+///   that had already begun (its handler running on another thread) may still finish.
+///
+/// Every requirement is written out by each conformer: the convenience overloads with default
+/// arguments (``schedule(id:after:_:)`` and the others in `TimerService+DefaultArguments.swift`)
+/// have different signatures, so a conformer that forgets a requirement does not compile.
 public protocol TimerService: AnyObject, Sendable {
+    /// The service's current time, on the clock its deadlines live on (`CLOCK_MONOTONIC` for the
+    /// real services; the virtual time of a test service).
+    var now: MonotonicInstant { get }
+
     /// Schedules a one-shot timer: it fires once after `delay`, then its ID is removed
     /// automatically (one-shot auto-cancel), so the handler may reuse it.
     ///
@@ -29,12 +42,25 @@ public protocol TimerService: AnyObject, Sendable {
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID
 
+    /// Schedules a one-shot timer at an absolute deadline. A deadline in the past fires as soon
+    /// as possible (its ``Tick/scheduledAt`` is still `deadline`, so ``Tick/lateness`` says how
+    /// far in the past it was).
+    ///
+    /// - Throws: ``PreciseTimerError/Code/invalidDelay`` when `deadline` is more than
+    ///   ``PreciseTimer/maximumDuration`` from now, and the errors of
+    ///   ``schedule(id:after:options:_:)``.
+    @discardableResult
+    func schedule(
+        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID
+
     /// Schedules a repeating timer at a fixed rate: deadlines are `start + k·interval`, so it
     /// does not drift; late fires are handled by `options.missedTicks`.
     ///
     /// - Parameters:
     ///   - id: The timer's name, or `nil` for a generated one that is never reused.
-    ///   - interval: The period; must be greater than zero.
+    ///   - interval: The period; at least ``PreciseTimer/minimumInterval``.
     ///   - delay: Time to the first fire, or `nil` for one interval.
     ///   - options: Executor and missed-tick policy.
     ///   - handler: Called at every fire until the timer is cancelled.
@@ -49,51 +75,98 @@ public protocol TimerService: AnyObject, Sendable {
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID
 
+    /// Schedules a repeating timer whose grid starts at an absolute instant: deadlines are
+    /// `start + k·interval`. A `start` in the past anchors the grid there: the first call comes
+    /// as soon as possible and, under ``MissedTickPolicy/skip``, reports the periods already
+    /// passed in ``Tick/missed``.
+    ///
+    /// - Throws: as ``scheduleRepeating(id:every:startingAfter:options:_:)``;
+    ///   ``PreciseTimerError/Code/invalidDelay`` when `start` is more than
+    ///   ``PreciseTimer/maximumDuration`` from now.
+    @discardableResult
+    func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID
+
+    /// Moves a scheduled timer's next deadline to now + `delay`, keeping its ID, handler,
+    /// options, ``Tick/count`` and its place among equal deadlines. A repeating timer's grid
+    /// restarts there (next deadlines `now + delay + k·interval`).
+    ///
+    /// The idle-timeout primitive: one lock and one heap move, cheaper than `cancel` + `schedule`,
+    /// and race-free: once it returns, no call for the old deadline begins (a one-shot whose fire
+    /// was waiting for its queue is moved and that fire dropped). A repeating timer whose handler
+    /// is running gets the new deadline when the call returns. A paused timer stays paused with
+    /// `delay` as its remaining time.
+    ///
+    /// - Returns: `false` (nothing changed) when no timer has this ID, or when it is a one-shot
+    ///   whose call has already begun.
+    /// - Throws: ``PreciseTimerError/Code/invalidDelay`` for a bad `delay`; nothing changes then.
+    @discardableResult
+    func reschedule(_ id: TimerID, after delay: Duration) throws -> Bool
+
+    /// ``reschedule(_:after:)`` to an absolute deadline; a deadline in the past fires as soon as
+    /// possible.
+    @discardableResult
+    func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws -> Bool
+
+    /// Pauses a timer: it stays scheduled (``isScheduled(_:)`` stays `true`) and never fires
+    /// until ``resume(_:)``. Once it returns, no call begins (a call already running may finish).
+    /// Idempotent; safe from any thread and from handlers.
+    ///
+    /// - Returns: Whether a timer with this ID exists.
+    @discardableResult func pause(_ id: TimerID) -> Bool
+
+    /// Resumes a paused timer with the time it had left: next deadline = now + (deadline − pause
+    /// instant). A repeating timer runs at its fixed rate from there; no missed periods are
+    /// reported for the paused span. Idempotent (resuming a running timer does nothing).
+    ///
+    /// - Returns: Whether a timer with this ID exists.
+    @discardableResult func resume(_ id: TimerID) -> Bool
+
+    /// Whether the timer with this ID exists and is paused.
+    func isPaused(_ id: TimerID) -> Bool
+
     /// Cancels a timer.
     ///
     /// Idempotent; safe from any thread and from inside any handler, including the timer's own.
-    /// After it returns, the handler never starts again (a call already running on another
-    /// thread may finish), and the service has released the handler unless that call still
-    /// runs, in which case it is released when the call returns.
+    /// After it returns, no call of the handler *begins*; a call that had already begun on
+    /// another thread may finish. The service has then released the handler, unless that call
+    /// still runs, in which case it is released when the call returns.
     ///
     /// - Returns: `true` if a timer with this ID was scheduled.
     @discardableResult func cancel(_ id: TimerID) -> Bool
+
+    /// Cancels the timer with this ID only if it is the one scheduled as `generation` (see
+    /// ``Tick/generation``): after an explicit ID was cancelled and reused, a stale handle never
+    /// ends the newer timer. Same guarantees as ``cancel(_:)``.
+    ///
+    /// - Returns: `true` if that very timer was scheduled and is now cancelled.
+    @discardableResult func cancel(_ id: TimerID, generation: UInt64) -> Bool
+
+    /// The generation of the timer now scheduled under `id`, or `nil` when there is none.
+    /// Every timer a service schedules gets a generation never used before by that service.
+    func generation(of id: TimerID) -> UInt64?
 
     /// Cancels every scheduled timer, with ``cancel(_:)``'s guarantees for each. The service
     /// stays usable.
     func cancelAll()
 
-    /// Whether a timer with this ID is scheduled (a one-shot stops being scheduled when it fires).
+    /// Whether a timer with this ID is scheduled (a one-shot stops being scheduled when its call
+    /// begins). Paused timers are scheduled.
     func isScheduled(_ id: TimerID) -> Bool
 
-    /// The IDs of all scheduled timers, in no particular order.
+    /// The IDs of all scheduled timers, in no particular order. Copies every ID: use
+    /// ``scheduledCount`` for the number.
     var scheduledIDs: [TimerID] { get }
+
+    /// The number of scheduled timers (paused ones included), in O(1).
+    var scheduledCount: Int { get }
 
     /// Cancels everything, stops the engine and releases every handler. Idempotent, and safe
     /// from inside a handler (it does not wait for the handler's own thread then).
-    /// Afterwards `schedule` and `scheduleRepeating` throw ``PreciseTimerError/Code/shutDown``.
+    /// Afterwards every call that schedules throws ``PreciseTimerError/Code/shutDown``, and the
+    /// others are no-ops returning `false`, `nil` or empty.
     func shutdown()
-}
-
-extension TimerService {
-    /// Schedules a one-shot timer; see the protocol requirement. Defaults: a generated ID,
-    /// default ``TimerOptions``.
-    @discardableResult
-    public func schedule(
-        id: TimerID? = nil, after delay: Duration, options: TimerOptions = .init(),
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.schedule(id: id, after: delay, options: options, handler)
-    }
-
-    /// Schedules a repeating timer; see the protocol requirement. Defaults: a generated ID,
-    /// first fire after one interval, default ``TimerOptions``.
-    @discardableResult
-    public func scheduleRepeating(
-        id: TimerID? = nil, every interval: Duration,
-        startingAfter delay: Duration? = nil, options: TimerOptions = .init(),
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options, handler)
-    }
 }

@@ -16,37 +16,38 @@
 /// deallocates and the token is never released (capture what the handler needs instead, or use
 /// the weak-target adapter).
 ///
-/// - Important: the token cancels by ID. If the timer ended and a later timer was scheduled under
-///   the same explicit ID, releasing the token cancels that later timer. Generated IDs are never
-///   reused, so prefer them with tokens.
+/// Releasing a token only calls ``TimerService/cancel(_:)``, so it is safe on any thread and
+/// inside any handler, and gives the same guarantee: once the release returns, the handler never
+/// starts again (a call already running on another thread may finish).
+///
+/// The token cancels exactly the timer that was scheduled under its ID when it was made (by its
+/// ``TimerService/generation(of:)``): if that timer ended and a later one reused the explicit ID,
+/// releasing the token leaves the later one alone.
 public final class TimerToken: Sendable {
     /// The timer this token cancels.
     public let id: TimerID
+    /// The timer's generation when the token was made; `nil` if no timer had the ID then (the
+    /// token then does nothing).
+    public let generation: UInt64?
     private weak let service: (any TimerService)?
 
-    /// Creates a token for a timer of `service`. Usually made with ``TimerID/token(on:)``.
+    /// Creates a token for the timer now scheduled under `id` on `service`. Usually made with
+    /// ``TimerID/token(on:)``.
     public init(id: TimerID, service: any TimerService) {
         self.id = id
+        self.generation = service.generation(of: id)
         self.service = service
     }
 
     deinit {
-        self.service?.cancel(self.id)
+        self.cancel()
     }
 
-    /// Cancels the timer now (``TimerService/cancel(_:)``'s guarantees). Idempotent.
+    /// Cancels the timer now (``TimerService/cancel(_:generation:)``'s guarantees). Idempotent.
     /// - Returns: `true` if the timer was still scheduled.
     @discardableResult
     public func cancel() -> Bool {
-        self.service?.cancel(self.id) ?? false
-    }
-}
-
-extension TimerID {
-    /// A token that cancels this timer when it is released; see ``TimerToken``.
-    ///
-    /// - Parameter service: The service that scheduled the timer (held weakly).
-    public func token(on service: any TimerService) -> TimerToken {
-        TimerToken(id: self, service: service)
+        guard let generation = self.generation, let service = self.service else { return false }
+        return service.cancel(self.id, generation: generation)
     }
 }

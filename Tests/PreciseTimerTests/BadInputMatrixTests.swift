@@ -3,11 +3,12 @@ import PreciseTimer
 import Testing
 
 /// Every bad input, on both implementations: a typed error or a documented no-op, and nothing
-/// half-registered afterwards.
+/// half-registered afterwards (the registry unchanged, the refused handler released at once, the
+/// timer already registered under the same ID untouched).
 @Suite("Bad input matrix")
 struct BadInputMatrixTests {
     /// What a call must do.
-    enum Outcome: CustomStringConvertible {
+    enum Outcome: CustomStringConvertible, Sendable {
         case throwsCode(PreciseTimerError.Code)
         case noOp
         var description: String {
@@ -18,15 +19,16 @@ struct BadInputMatrixTests {
         }
     }
 
+    /// One row: a call made with a fresh ``Canary`` to capture in whatever it hands the service.
     struct Case: CustomStringConvertible, Sendable {
         let name: String
-        let expected: @Sendable () -> Outcome
-        let call: @Sendable (any TimerService) throws -> Void
-        var description: String { self.name }
+        let expected: Outcome
+        let call: @Sendable (any TimerService, Canary) throws -> Void
+        var description: String { "\(self.name): \(self.expected)" }
 
         init(
-            _ name: String, _ expected: @autoclosure @escaping @Sendable () -> Outcome,
-            _ call: @escaping @Sendable (any TimerService) throws -> Void
+            _ name: String, _ expected: Outcome,
+            _ call: @escaping @Sendable (any TimerService, Canary) throws -> Void
         ) {
             self.name = name
             self.expected = expected
@@ -34,75 +36,191 @@ struct BadInputMatrixTests {
         }
     }
 
-    static let noop: @Sendable (Tick) -> Void = { _ in }
-    static let tooLong = PreciseTimer.maximumDuration + .nanoseconds(1)
+    /// A handler that holds `canary` until the service releases it.
+    static func handler(_ canary: Canary) -> @Sendable (Tick) -> Void {
+        { _ in _ = canary }
+    }
 
-    static let cases: [Case] = [
-        Case("negative delay", .throwsCode(.invalidDelay)) { try $0.schedule(after: .nanoseconds(-1), Self.noop) },
-        Case("delay beyond the clock", .throwsCode(.invalidDelay)) { try $0.schedule(after: Self.tooLong, Self.noop) },
-        Case("Int64.max seconds", .throwsCode(.invalidDelay)) {
-            try $0.schedule(after: .seconds(Int64.max), Self.noop)
+    static let tooLong = PreciseTimer.maximumDuration + .nanoseconds(1)
+    static let minusOneAttosecond = Duration(secondsComponent: 0, attosecondsComponent: -1)
+
+    static let delays: [Case] = [
+        Case("negative delay", .throwsCode(.invalidDelay)) { try $0.schedule(after: .nanoseconds(-1), handler($1)) },
+        Case("delay of -1 attosecond", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: minusOneAttosecond, handler($1))
+        },
+        Case("delay of Int64.min ns", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: .nanoseconds(Int64.min), handler($1))
+        },
+        Case("delay 1 ns beyond maximumDuration", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: tooLong, handler($1))
+        },
+        Case("delay of Int64.max seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: .seconds(Int64.max), handler($1))
+        },
+        Case("delay of Int64.min seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: .seconds(Int64.min), handler($1))
         },
         Case("negative first delay", .throwsCode(.invalidDelay)) {
-            try $0.scheduleRepeating(every: .seconds(1), startingAfter: .seconds(-1), Self.noop)
+            try $0.scheduleRepeating(every: .seconds(1), startingAfter: .seconds(-1), handler($1))
         },
-        Case("first delay beyond the clock", .throwsCode(.invalidDelay)) {
-            try $0.scheduleRepeating(every: .seconds(1), startingAfter: Self.tooLong, Self.noop)
+        Case("first delay beyond maximumDuration", .throwsCode(.invalidDelay)) {
+            try $0.scheduleRepeating(every: .seconds(1), startingAfter: tooLong, handler($1))
         },
-        Case("zero interval", .throwsCode(.invalidInterval)) { try $0.scheduleRepeating(every: .zero, Self.noop) },
-        Case("negative interval", .throwsCode(.invalidInterval)) {
-            try $0.scheduleRepeating(every: .milliseconds(-1), Self.noop)
-        },
-        Case("interval beyond the clock", .throwsCode(.invalidInterval)) {
-            try $0.scheduleRepeating(every: Self.tooLong, Self.noop)
-        },
-        Case("Int64.max-second interval", .throwsCode(.invalidInterval)) {
-            try $0.scheduleRepeating(every: .seconds(Int64.max), Self.noop)
-        },
-        Case("NaN seconds", .throwsCode(.invalidDelay)) {
-            try $0.schedule(after: Duration.checkedSeconds(.nan), Self.noop)
-        },
-        Case("infinite seconds", .throwsCode(.invalidDelay)) {
-            try $0.schedule(after: Duration.checkedSeconds(.infinity), Self.noop)
-        },
-        Case("-0.5 seconds", .throwsCode(.invalidDelay)) {
-            try $0.schedule(after: Duration.checkedSeconds(-0.5), Self.noop)
-        },
-        Case("1e300 seconds", .throwsCode(.invalidDelay)) {
-            try $0.schedule(after: Duration.checkedSeconds(1e300), Self.noop)
-        },
-        Case("empty ID", .throwsCode(.emptyID)) { try $0.schedule(id: "", after: .seconds(1), Self.noop) },
-        Case("empty ID, repeating", .throwsCode(.emptyID)) {
-            try $0.scheduleRepeating(id: "", every: .seconds(1), Self.noop)
-        },
-        Case("duplicate ID", .throwsCode(.duplicateID)) { try $0.schedule(id: "taken", after: .seconds(1), Self.noop) },
-        Case("duplicate ID, repeating", .throwsCode(.duplicateID)) {
-            try $0.scheduleRepeating(id: "taken", every: .seconds(1), Self.noop)
-        },
-        Case("cancel of an unknown ID", .noOp) { guard !$0.cancel("never-scheduled") else { throw Unexpected() } },
-        Case("cancel of an empty ID", .noOp) { guard !$0.cancel("") else { throw Unexpected() } },
-        Case("cancelTask(nil) and unknown", .noOp) {
-            $0.cancelTask(nil)
-            $0.cancelTask("nope")
-        },
-        Case("execTask with NaN start", .noOp) {
-            try Self.expectNil($0.execTask({}, start: .nan, interval: 1, repeats: true, async: true))
-        },
-        Case("execTask with negative start", .noOp) {
-            try Self.expectNil($0.execTask({}, start: -1, interval: 0, repeats: false, async: false))
-        },
-        Case("execTask repeating with zero interval", .noOp) {
-            try Self.expectNil($0.execTask({}, start: 0, interval: 0, repeats: true, async: false))
-        },
-        Case("execTask with infinite interval", .noOp) {
-            try Self.expectNil($0.execTask({}, start: 0, interval: .infinity, repeats: true, async: false))
+        Case("first delay of Int64.max seconds", .throwsCode(.invalidDelay)) {
+            try $0.scheduleRepeating(every: .seconds(1), startingAfter: .seconds(Int64.max), handler($1))
         },
     ]
+
+    static let intervals: [Case] = [
+        Case("zero interval", .throwsCode(.invalidInterval)) { try $0.scheduleRepeating(every: .zero, handler($1)) },
+        Case("negative interval", .throwsCode(.invalidInterval)) {
+            try $0.scheduleRepeating(every: .milliseconds(-1), handler($1))
+        },
+        Case("interval of -1 attosecond", .throwsCode(.invalidInterval)) {
+            try $0.scheduleRepeating(every: minusOneAttosecond, handler($1))
+        },
+        Case("interval 1 ns beyond maximumDuration", .throwsCode(.invalidInterval)) {
+            try $0.scheduleRepeating(every: tooLong, handler($1))
+        },
+        Case("interval of Int64.max seconds", .throwsCode(.invalidInterval)) {
+            try $0.scheduleRepeating(every: .seconds(Int64.max), handler($1))
+        },
+        Case("interval of Int64.min seconds", .throwsCode(.invalidInterval)) {
+            try $0.scheduleRepeating(every: .seconds(Int64.min), handler($1))
+        },
+        Case("interval of 1 attosecond, below minimumInterval", .throwsCode(.invalidInterval)) {
+            try $0.scheduleRepeating(every: Duration(secondsComponent: 0, attosecondsComponent: 1), handler($1))
+        },
+        Case("interval 1 ns below minimumInterval", .throwsCode(.invalidInterval)) {
+            try $0.scheduleRepeating(every: PreciseTimer.minimumInterval - .nanoseconds(1), handler($1))
+        },
+        Case("zero interval with a valid first delay", .throwsCode(.invalidInterval)) {
+            try $0.scheduleRepeating(every: .zero, startingAfter: .seconds(1), handler($1))
+        },
+    ]
+
+    /// Seconds from a configuration file, converted the documented way.
+    static let seconds: [Case] = [
+        Case("NaN seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration.checkedSeconds(.nan), handler($1))
+        },
+        Case("signalling NaN seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration.checkedSeconds(.signalingNaN), handler($1))
+        },
+        Case("+infinity seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration.checkedSeconds(.infinity), handler($1))
+        },
+        Case("-infinity seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration.checkedSeconds(-.infinity), handler($1))
+        },
+        Case("-0.5 seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration.checkedSeconds(-0.5), handler($1))
+        },
+        Case("1e300 seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration.checkedSeconds(1e300), handler($1))
+        },
+        Case("Double.greatestFiniteMagnitude seconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration.checkedSeconds(.greatestFiniteMagnitude), handler($1))
+        },
+        Case("NaN seconds as a first delay", .throwsCode(.invalidDelay)) {
+            try $0.scheduleRepeating(every: .seconds(1), startingAfter: Duration.checkedSeconds(.nan), handler($1))
+        },
+        Case("NaN seconds as an interval", .throwsCode(.invalidDelay)) {
+            try $0.scheduleRepeating(every: Duration.checkedSeconds(.nan), handler($1))
+        },
+    ]
+
+    static let ids: [Case] = [
+        Case("empty ID", .throwsCode(.emptyID)) { try $0.schedule(id: "", after: .seconds(1), handler($1)) },
+        Case("empty ID, repeating", .throwsCode(.emptyID)) {
+            try $0.scheduleRepeating(id: "", every: .seconds(1), handler($1))
+        },
+        Case("duplicate ID", .throwsCode(.duplicateID)) {
+            try $0.schedule(id: "taken", after: .seconds(1), handler($1))
+        },
+        Case("duplicate ID, repeating", .throwsCode(.duplicateID)) {
+            try $0.scheduleRepeating(id: "taken", every: .seconds(1), handler($1))
+        },
+        Case("duplicate ID with a zero delay", .throwsCode(.duplicateID)) {
+            try $0.schedule(id: "taken", after: .zero, handler($1))
+        },
+    ]
+
+    /// The adapters validate through the same requirements.
+    static let adapters: [Case] = [
+        Case("weak target, negative delay", .throwsCode(.invalidDelay)) { timers, canary in
+            try timers.schedule(after: .seconds(-1), target: canary) { _, _ in }
+        },
+        Case("weak target, zero interval", .throwsCode(.invalidInterval)) { timers, canary in
+            try timers.scheduleRepeating(every: .zero, target: canary) { _, _ in }
+        },
+        Case("weak target, empty ID", .throwsCode(.emptyID)) { timers, canary in
+            try timers.schedule(id: "", after: .seconds(1), target: canary) { _, _ in }
+        },
+        Case("weak target, duplicate ID", .throwsCode(.duplicateID)) { timers, canary in
+            try timers.scheduleRepeating(id: "taken", every: .seconds(1), target: canary) { _, _ in }
+        },
+        Case("execTask, NaN start", .noOp) { timers, canary in
+            try expectNil(timers.execTask({ _ = canary }, start: .nan, interval: 1, repeats: true, async: true))
+        },
+        Case("execTask, negative start", .noOp) { timers, canary in
+            try expectNil(timers.execTask({ _ = canary }, start: -1, interval: 0, repeats: false, async: false))
+        },
+        Case("execTask, repeating with zero interval", .noOp) { timers, canary in
+            try expectNil(timers.execTask({ _ = canary }, start: 0, interval: 0, repeats: true, async: false))
+        },
+        Case("execTask, repeating with negative interval", .noOp) { timers, canary in
+            try expectNil(timers.execTask({ _ = canary }, start: 0, interval: -1, repeats: true, async: true))
+        },
+        Case("execTask, infinite interval", .noOp) { timers, canary in
+            try expectNil(timers.execTask({ _ = canary }, start: 0, interval: .infinity, repeats: true, async: false))
+        },
+        Case("execTask, one-shot with NaN interval", .noOp) { timers, canary in
+            try expectNil(timers.execTask({ _ = canary }, start: 1, interval: .nan, repeats: false, async: false))
+        },
+        Case("execTask, 1e300 s start", .noOp) { timers, canary in
+            try expectNil(timers.execTask({ _ = canary }, start: 1e300, interval: 1, repeats: false, async: false))
+        },
+        Case("execTask with a target, NaN start", .noOp) { timers, canary in
+            try expectNil(
+                timers.execTask(target: canary, action: { _ in }, start: .nan, interval: 1, repeats: true, async: false)
+            )
+        },
+        Case("execTask with a target, zero interval", .noOp) { timers, canary in
+            try expectNil(
+                timers.execTask(target: canary, action: { _ in }, start: 0, interval: 0, repeats: true, async: true))
+        },
+    ]
+
+    static let cancels: [Case] = [
+        Case("cancel of an unknown ID", .noOp) { timers, _ in try expectFalse(timers.cancel("never-scheduled")) },
+        Case("cancel of an empty ID", .noOp) { timers, _ in try expectFalse(timers.cancel("")) },
+        Case("cancel of a 100 kB unknown ID", .noOp) { timers, _ in
+            try expectFalse(timers.cancel(TimerID(String(repeating: "z", count: 100_000))))
+        },
+        Case("cancel of an ID differing only in case", .noOp) { timers, _ in try expectFalse(timers.cancel("TAKEN")) },
+        Case("cancelTask(nil), empty and unknown", .noOp) { timers, _ in
+            timers.cancelTask(nil)
+            timers.cancelTask("")
+            timers.cancelTask("nope")
+        },
+        Case("token for an unknown ID", .noOp) { timers, _ in
+            let token = TimerID("never-scheduled").token(on: timers)
+            try expectFalse(token.cancel())
+        },
+    ]
+
+    static let cases = delays + intervals + seconds + ids + adapters + cancels
 
     struct Unexpected: Error {}
 
     static func expectNil(_ name: String?) throws {
         if name != nil { throw Unexpected() }
+    }
+
+    static func expectFalse(_ value: Bool) throws {
+        if value { throw Unexpected() }
     }
 
     @Test(
@@ -111,16 +229,52 @@ struct BadInputMatrixTests {
     func badInput(_ implementation: Implementation, _ badCase: Case) throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
-        try timers.schedule(id: "taken", after: .seconds(60), Self.noop)
-        switch badCase.expected() {
+        let takenCanary = Canary()
+        let taken = WeakProbe(takenCanary)
+        try timers.schedule(id: "taken", after: .seconds(60), Self.handler(takenCanary))
+        var canary: Canary? = Canary()
+        let refused = WeakProbe(canary!)
+        switch badCase.expected {
         case .throwsCode(let code):
-            #expect { try badCase.call(timers) } throws: { error in
-                (error as? PreciseTimerError)?.code == code
+            #expect {
+                try badCase.call(timers, canary!)
+            } throws: { error in
+                guard let error = error as? PreciseTimerError, error.code == code else { return false }
+                // The error names what was wrong: the ID for ID errors, the value for the rest.
+                return error.id != nil || error.value != nil
             }
         case .noOp:
-            #expect(throws: Never.self) { try badCase.call(timers) }
+            #expect(throws: Never.self) { try badCase.call(timers, canary!) }
         }
+        canary = nil
         #expect(timers.scheduledIDs == ["taken"], "\(badCase) left \(timers.scheduledIDs)")
+        #expect(refused.isReleased, "the service kept the refused call's handler")
+        #expect(!taken.isReleased, "the timer already under that ID lost its handler")
+        #expect(timers.cancel("taken"), "the timer already under that ID was removed")
+    }
+
+    @Test("the edges that are valid: maximumDuration, sub-nanosecond, -0.0 s", arguments: Implementation.allCases)
+    func validEdges(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let longest = try timers.schedule(after: PreciseTimer.maximumDuration) { _ in }
+        let longestRepeat = try timers.scheduleRepeating(
+            every: PreciseTimer.maximumDuration, startingAfter: PreciseTimer.maximumDuration
+        ) { _ in }
+        #expect(timers.cancel(longest))
+        #expect(timers.cancel(longestRepeat))
+        #expect(try Duration.checkedSeconds(-0.0) == .zero)
+        let fired = Recorder<TimerID>()
+        let oneAttosecond = Duration(secondsComponent: 0, attosecondsComponent: 1)
+        try timers.schedule(id: "attosecond", after: oneAttosecond) { fired.append($0.id) }
+        try timers.schedule(id: "minus zero", after: Duration.checkedSeconds(-0.0)) { fired.append($0.id) }
+        // The shortest legal interval; the skip policy keeps it from storming.
+        try timers.scheduleRepeating(id: "microsecond", every: PreciseTimer.minimumInterval) { tick in
+            if tick.count == 3 { timers.cancel(tick.id) }
+            if tick.count <= 3 { fired.append(tick.id) }
+        }
+        #expect(Set(await fired.wait(forCount: 5)) == ["attosecond", "minus zero", "microsecond"])
+        #expect(await fired.wait(timeout: .seconds(5)) { _ in timers.scheduledIDs.isEmpty })
     }
 
     @Test("odd and very long IDs are valid: they schedule, fire and cancel", arguments: Implementation.allCases)
@@ -128,7 +282,8 @@ struct BadInputMatrixTests {
         let timers = try implementation.make()
         defer { timers.shutdown() }
         let ids: [TimerID] = [
-            "e\u{301}", "🧪⏱️", "שָׁלוֹם", "a\u{0}b", "\u{200B}", String(repeating: "x", count: 100_000).asID,
+            "e\u{301}", "🧪⏱️", "שָׁלוֹם", "a\u{0}b", "\u{200B}", "\u{FEFF}", " ", "\n", "\u{FFFD}",
+            "👩‍👩‍👧‍👦", String(repeating: "x", count: 100_000).asID, String(repeating: "é", count: 50_000).asID,
             "timer-1",
         ]
         let fired = Recorder<TimerID>()
@@ -137,19 +292,46 @@ struct BadInputMatrixTests {
             try timers.schedule(id: id, after: .milliseconds(500)) { fired.append($0.id) }
         }
         // IDs compare as Swift strings, by canonical equivalence: precomposed "é" is the same ID.
-        try timers.schedule(id: "cafe\u{301}", after: .seconds(60), Self.noop)
-        #expect { try timers.schedule(id: "caf\u{E9}", after: .seconds(1), Self.noop) } throws: {
+        try timers.schedule(id: "cafe\u{301}", after: .seconds(60)) { _ in }
+        #expect { try timers.schedule(id: "caf\u{E9}", after: .seconds(1)) { _ in } } throws: {
             ($0 as? PreciseTimerError)?.code == .duplicateID
         }
         #expect(timers.cancel("caf\u{E9}"))
         #expect(Set(timers.scheduledIDs) == Set(ids))
         let received = await fired.wait(forCount: ids.count)
         #expect(Set(received) == Set(ids))
+        #expect(received.count == ids.count, "a one-shot fired twice")
+        #expect(await fired.wait(timeout: .seconds(5)) { _ in timers.scheduledIDs.isEmpty })
         let long = String(repeating: "y", count: 100_000).asID
-        try timers.schedule(id: long, after: .seconds(60), Self.noop)
+        try timers.scheduleRepeating(id: long, every: .seconds(60)) { _ in }
         #expect(timers.isScheduled(long))
         #expect(timers.cancel(long))
         #expect(!timers.cancel(long))
+        #expect(timers.execTask({}, start: 60, interval: 0, repeats: false, async: false) != nil)
+    }
+
+    @Test(
+        "cancel of an ID that already fired is false, and the ID is free again",
+        arguments: Implementation.allCases)
+    func cancelAfterFiring(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let fired = Recorder<TimerID>()
+        try timers.schedule(id: "once", after: .zero) { fired.append($0.id) }
+        let generated = try timers.schedule(after: .zero) { fired.append($0.id) }
+        let task = timers.execTask({ fired.append("task") }, start: 0, interval: 0, repeats: false, async: false)
+        #expect(task != nil)
+        await fired.wait(forCount: 3)
+        #expect(await fired.wait(timeout: .seconds(5)) { _ in timers.scheduledIDs.isEmpty })
+        #expect(!timers.cancel("once"))
+        #expect(!timers.cancel(generated))
+        #expect(!generated.token(on: timers).cancel())
+        timers.cancelTask(task)
+        #expect(!timers.isScheduled("once"))
+        try timers.schedule(id: "once", after: .seconds(60)) { _ in }
+        #expect(timers.scheduledIDs == ["once"])
+        await pause(Bounds.quiet)
+        #expect(fired.count == 3, "a fired one-shot ran again")
     }
 
     @Test(
@@ -157,32 +339,71 @@ struct BadInputMatrixTests {
         arguments: Implementation.allCases)
     func afterShutdown(_ implementation: Implementation) throws {
         let timers = try implementation.make()
-        let id = try timers.schedule(after: .seconds(60), Self.noop)
+        let id = try timers.schedule(after: .seconds(60)) { _ in }
+        let token = id.token(on: timers)
         timers.shutdown()
         timers.shutdown()
-        for call in [
-            { try timers.schedule(after: .zero, Self.noop) },
-            { try timers.schedule(id: "x", after: .zero, Self.noop) },
-            { try timers.scheduleRepeating(every: .seconds(1), Self.noop) },
-            { try timers.schedule(after: .zero, target: Canary()) { _, _ in } },
-        ] as [() throws -> TimerID] {
-            #expect { _ = try call() } throws: { ($0 as? PreciseTimerError)?.code == .shutDown }
+        let target = Canary()
+        let calls: [(String, () throws -> TimerID)] = [
+            ("schedule", { try timers.schedule(after: .zero) { _ in } }),
+            ("schedule with an ID", { try timers.schedule(id: "x", after: .zero) { _ in } }),
+            ("schedule with the cancelled ID", { try timers.schedule(id: id, after: .zero) { _ in } }),
+            ("scheduleRepeating", { try timers.scheduleRepeating(every: .seconds(1)) { _ in } }),
+            ("weak-target schedule", { try timers.schedule(after: .zero, target: target) { _, _ in } }),
+            (
+                "weak-target scheduleRepeating",
+                { try timers.scheduleRepeating(every: .seconds(1), target: target) { _, _ in } }
+            ),
+        ]
+        for (name, call) in calls {
+            let error = #expect(throws: PreciseTimerError.self, "\(name)") { try call() }
+            #expect(error?.code == .shutDown, "\(name)")
         }
         #expect(timers.execTask({}, start: 0, interval: 0, repeats: false, async: false) == nil)
+        #expect(
+            timers.execTask(target: target, action: { _ in }, start: 0, interval: 1, repeats: true, async: true) == nil)
         #expect(!timers.cancel(id))
+        #expect(!token.cancel())
         timers.cancelAll()
         timers.cancelTask(id.rawValue)
         #expect(!timers.isScheduled(id))
         #expect(timers.scheduledIDs.isEmpty)
+        timers.shutdown()
+    }
+
+    @Test(
+        "shutdown from a handler, on either executor, twice: returns, then every schedule throws",
+        arguments: Implementation.allCases, [false, true])
+    func shutdownFromHandler(_ implementation: Implementation, onQueue: Bool) async throws {
+        let timers = try implementation.make()
+        let outcome = Recorder<String>()
+        let options = TimerOptions(executor: onQueue ? .queue(DispatchQueue(label: "shutdown-handler")) : .loop)
+        try timers.scheduleRepeating(every: .milliseconds(50)) { _ in }
+        try timers.schedule(after: .milliseconds(5), options: options) { _ in
+            timers.shutdown()
+            timers.shutdown()
+            do {
+                try timers.schedule(after: .zero) { _ in }
+                outcome.append("scheduled after shutdown")
+            } catch {
+                outcome.append((error as? PreciseTimerError)?.code.description ?? "\(error)")
+            }
+        }
+        #expect(await outcome.wait(forCount: 1, timeout: .seconds(10)) == ["shutDown"], "deadlocked or accepted")
+        #expect(timers.scheduledIDs.isEmpty)
+        timers.shutdown()
     }
 
     @Test("shutdown from two threads at once, twice each, returns everywhere", arguments: Implementation.allCases)
     func concurrentShutdown(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
-        for _ in 0..<100 { try timers.scheduleRepeating(every: .milliseconds(1), Self.noop) }
+        var canary: Canary? = Canary()
+        let probe = WeakProbe(canary!)
+        for _ in 0..<100 { try timers.scheduleRepeating(every: .milliseconds(1), Self.handler(canary!)) }
+        canary = nil
         let returned = Recorder<Int>()
-        for thread in 0..<2 {
-            DispatchQueue.global().async {
+        DispatchQueue.global().async {
+            runOnThreads(2) { thread in
                 timers.shutdown()
                 timers.shutdown()
                 returned.append(thread)
@@ -190,6 +411,10 @@ struct BadInputMatrixTests {
         }
         #expect(await returned.wait(forCount: 2, timeout: .seconds(10)).count == 2)
         #expect(timers.scheduledIDs.isEmpty)
+        #expect(await returned.wait(timeout: .seconds(5)) { _ in probe.isReleased }, "a handler outlived shutdown")
+        #expect { try timers.schedule(after: .zero) { _ in } } throws: {
+            ($0 as? PreciseTimerError)?.code == .shutDown
+        }
     }
 }
 

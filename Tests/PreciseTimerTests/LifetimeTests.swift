@@ -94,6 +94,31 @@ struct LifetimeTests {
         #expect(calls.count <= count + 1, "at most the call already under way may finish")
     }
 
+    @Test(
+        "token released on the timer's own thread: not one call after, no call in flight to excuse",
+        arguments: Implementation.allCases)
+    func tokenReleasedOnTimerThread(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let calls = Recorder<UInt64>()
+        let holder = SemaphoreGuarded<TokenOwner?>(try TokenOwner(timers: timers, calls: calls))
+        let probe = holder.withLock { WeakProbe($0!) }
+        let id = holder.withLock { $0!.token.id }
+        await calls.wait(forCount: 3)
+        let callsAtRelease = Recorder<Int>()
+        // `.loop` handlers run one at a time on the service's thread (libevent) or serial queue
+        // (Dispatch), so while this one runs no call of the token's timer is under way.
+        try timers.schedule(after: .zero) { _ in
+            holder.withLock { $0 = nil }
+            callsAtRelease.append(calls.count)
+        }
+        let count = try #require(await callsAtRelease.wait(forCount: 1).first)
+        #expect(probe.isReleased)
+        #expect(!timers.isScheduled(id))
+        await pause(Bounds.quiet)
+        #expect(calls.count == count, "the timer fired after its token was released")
+    }
+
     @Test("a token outliving its service does nothing; cancel() is idempotent", arguments: Implementation.allCases)
     func tokenOutlivesService(_ implementation: Implementation) throws {
         var timers: (any TimerService)? = try implementation.make()

@@ -95,7 +95,7 @@ struct SchedulingLogicTests {
         #expect(ticks.values.last?.scheduledAt.nanoseconds == start + 40 * self.ms)
     }
 
-    @Test("delay: one call with the missed count, then the grid restarts from that call")
+    @Test("delay: on-time ticks stay on the grid; after a stall, one call, then the grid restarts from it")
     func delayPolicy() throws {
         let driver = ManualTimerDriver()
         let start = driver.now
@@ -103,14 +103,63 @@ struct SchedulingLogicTests {
         try driver.timers.scheduleRepeating(every: .milliseconds(10), options: .init(missedTicks: .delay)) {
             ticks.append($0)
         }
-        driver.stall(for: .milliseconds(35))
+        // On time, but late within the period (a loaded loop): the grid must not slide.
+        for _ in 0..<3 {
+            driver.stall(for: .milliseconds(10) + .microseconds(33))
+        }
+        try #require(ticks.count == 3)
+        #expect(ticks.values.map(\.scheduledAt.nanoseconds) == [10, 20, 30].map { start + $0 * self.ms })
+        #expect(ticks.values.allSatisfy { $0.missed == 0 })
+        // Now at 30.099 ms. A stall past two whole periods: one call, answering the latest
+        // grid point (50 ms) and reporting 40 as missed, then the grid restarts 10 ms after it.
+        driver.stall(for: .milliseconds(25))  // 55.099 ms
+        let stalledAt = driver.now
         driver.advance(by: .milliseconds(20))
         let values = ticks.values
-        try #require(values.count == 3)
-        #expect(values[0].scheduledAt.nanoseconds == start + 10 * self.ms)
-        #expect(values[0].missed == 2)
-        #expect(values[1].scheduledAt.nanoseconds == start + 45 * self.ms)
-        #expect(values[2].scheduledAt.nanoseconds == start + 55 * self.ms)
+        try #require(values.count == 6)
+        #expect(values[3].scheduledAt.nanoseconds == start + 50 * self.ms)
+        #expect(values[3].missed == 1)
+        #expect(values[3].firedAt.nanoseconds == stalledAt)
+        #expect(values[4].scheduledAt.nanoseconds == stalledAt + 10 * self.ms)
+        #expect(values[5].scheduledAt.nanoseconds == stalledAt + 20 * self.ms)
+        #expect(values[4...].allSatisfy { $0.missed == 0 && $0.lateness == .zero })
+    }
+
+    @Test("burst: catch-up is bounded; still behind after maximumBurst calls, it skips")
+    func burstIsBounded() throws {
+        let driver = ManualTimerDriver()
+        let start = driver.now
+        let ticks = Recorder<Tick>()
+        try driver.timers.scheduleRepeating(every: .milliseconds(1), options: .init(missedTicks: .burst)) {
+            ticks.append($0)
+        }
+        driver.stall(for: .milliseconds(100))  // 100 periods behind
+        let limit = MissedTickPolicy.maximumBurst
+        let values = ticks.values
+        // `limit` calls for 1…limit ms, back to back; the next one is still a whole period
+        // behind: it skips to the latest grid point (100 ms), reporting the periods dropped.
+        try #require(values.count == limit + 1)
+        #expect(
+            values[..<limit].map(\.scheduledAt.nanoseconds) == (1...limit).map { start + Int64($0) * self.ms })
+        #expect(values[..<limit].allSatisfy { $0.missed == 0 })
+        #expect(values[limit].scheduledAt.nanoseconds == start + 100 * self.ms)
+        #expect(values[limit].missed == UInt64(100 - (limit + 1)))
+        driver.advance(by: .milliseconds(1))
+        #expect(ticks.values.last?.scheduledAt.nanoseconds == start + 101 * self.ms)
+    }
+
+    @Test("a burst timer whose calls outlast its period cannot starve another timer")
+    func burstDoesNotStarve() throws {
+        let driver = ManualTimerDriver()
+        defer { driver.timers.shutdown() }
+        let other = Recorder<Tick>()
+        try driver.timers.scheduleRepeating(every: .milliseconds(1), options: .init(missedTicks: .burst)) { _ in
+            driver.runHandler(forNanoseconds: 2 * 1_000_000)  // every call takes 2 ms
+        }
+        try driver.timers.scheduleRepeating(every: .milliseconds(10)) { other.append($0) }
+        driver.advance(by: .seconds(1))
+        // Unbounded catch-up would hold the earliest deadline forever: 0 or 1 calls.
+        #expect(other.count >= 20, "the 10 ms timer got \(other.count) calls in 1 s")
     }
 
     @Test("a handler that outruns its period: the periods it covered count as missed")
@@ -121,7 +170,7 @@ struct SchedulingLogicTests {
         let ticks = Recorder<Tick>()
         try driver.timers.scheduleRepeating(every: .milliseconds(10)) { tick in
             ticks.append(tick)
-            if tick.count == 1 { driver.loop.set(driver.now + 25 * 1_000_000) }  // runs until 35 ms
+            if tick.count == 1 { driver.runHandler(forNanoseconds: 25 * 1_000_000) }  // runs until 35 ms
         }
         driver.advance(by: .milliseconds(10))
         driver.advance(by: .milliseconds(10))  // 45 ms
@@ -256,12 +305,12 @@ struct SchedulingLogicTests {
     func wakeUps() throws {
         let driver = ManualTimerDriver()
         try driver.timers.schedule(after: .milliseconds(10)) { _ in }
-        let afterFirst = driver.loop.wakes
+        let afterFirst = driver.wakes
         driver.advance(by: .zero)  // the loop now sleeps until 10 ms
         try driver.timers.schedule(after: .milliseconds(20)) { _ in }
-        #expect(driver.loop.wakes == afterFirst)
+        #expect(driver.wakes == afterFirst)
         try driver.timers.schedule(after: .milliseconds(5)) { _ in }
         try driver.timers.schedule(after: .milliseconds(4)) { _ in }
-        #expect(driver.loop.wakes == afterFirst + 1)
+        #expect(driver.wakes == afterFirst + 1)
     }
 }

@@ -1,148 +1,353 @@
 import Dispatch
 import Glibc
 import PreciseTimer
+import Synchronization
 import Testing
 
-/// Many threads hammering one service: every timer ends exactly once, nothing runs after its
-/// cancel, nothing deadlocks (every wait is bounded, so a hang fails the test).
+/// Many threads hammering one service: every timer ends exactly once, nothing starts after its
+/// cancel returned, nothing deadlocks (every wait is bounded, so a hang fails the test).
 @Suite("Stress")
 struct StressTests {
     static let threads = 8
-    static let operationsPerThread = 1_500
+    static let operationsPerThread = 2_000
+    /// Operations after this one (per thread) never call `cancelAll`, so the timers scheduled
+    /// late in the run must each be accounted for by a fire or a `cancel` that returned `true`.
+    static let lastCancelAllOperation = 1_400
 
-    /// What happened to each timer, keyed by its ID.
-    final class Ledger: Sendable {
-        struct Entry {
-            var repeating = false
-            var calls = 0
-            var cancelled = false
-            var callsStartedAfterCancel = 0
-            var released = false
-        }
-        private let entries = SemaphoreGuarded<[TimerID: Entry]>([:])
+    /// A global order of events, so a handler can tell whether a `cancelAll` that returned had
+    /// begun after its timer was scheduled.
+    final class Sequencer: Sendable {
+        private let counter = Atomic<Int>(0)
+        /// The largest start number of a `cancelAll` that has returned: every timer whose
+        /// `schedule` returned before it was removed by it.
+        let cancelAllCovers = Atomic<Int>(-1)
+        /// The largest end number of a `cancelAll`: a timer removed by one was scheduled before.
+        let cancelAllEnded = Atomic<Int>(-1)
+        let cancelAlls = Atomic<Int>(0)
 
-        func scheduled(_ id: TimerID, repeating: Bool) {
-            self.entries.withLock { $0[id] = Entry(repeating: repeating) }
+        func next() -> Int { self.counter.add(1, ordering: .sequentiallyConsistent).newValue }
+
+        func cancelAll(on timers: any TimerService) {
+            let start = self.next()
+            timers.cancelAll()
+            let end = self.next()
+            self.cancelAllCovers.max(start, ordering: .sequentiallyConsistent)
+            self.cancelAllEnded.max(end, ordering: .sequentiallyConsistent)
+            self.cancelAlls.add(1, ordering: .relaxed)
         }
-        func called(_ id: TimerID) {
-            self.entries.withLock {
-                $0[id, default: Entry()].calls += 1
-                if $0[id]!.cancelled { $0[id]!.callsStartedAfterCancel += 1 }
+    }
+
+    /// One timer's history, written with atomics by the handler and by every canceller.
+    final class Record: Sendable {
+        let repeating: Bool
+        /// Taken just before `schedule` was called.
+        let scheduleStart: Int
+        /// Taken just after `schedule` returned; `Int.max` until then.
+        let scheduleReturn = Atomic<Int>(.max)
+        let starts = Atomic<Int>(0)
+        let completions = Atomic<Int>(0)
+        /// How often `cancel` returned `true` for this timer, over all threads: at most once.
+        let cancelsReturningTrue = Atomic<Int>(0)
+        let cancelledBySelf = Atomic<Bool>(false)
+        let cancelledFromOutside = Atomic<Bool>(false)
+        /// Calls begun after the timer's own handler had cancelled it: there must be none.
+        let startsAfterOwnCancel = Atomic<Int>(0)
+        /// Calls begun after another thread's `cancel` or `cancelAll` returned: only a call the
+        /// service had already begun may still start its closure, so at most one.
+        let startsAfterOutsideCancel = Atomic<Int>(0)
+        let released = Atomic<Bool>(false)
+
+        init(repeating: Bool, scheduleStart: Int) {
+            self.repeating = repeating
+            self.scheduleStart = scheduleStart
+        }
+
+        /// The first thing every handler call does.
+        func began(_ sequencer: Sequencer) {
+            if self.cancelledBySelf.load(ordering: .sequentiallyConsistent) {
+                self.startsAfterOwnCancel.add(1, ordering: .relaxed)
+            } else if self.cancelledFromOutside.load(ordering: .sequentiallyConsistent)
+                || self.scheduleReturn.load(ordering: .sequentiallyConsistent)
+                    < sequencer.cancelAllCovers.load(ordering: .sequentiallyConsistent)
+            {
+                self.startsAfterOutsideCancel.add(1, ordering: .relaxed)
+            }
+            self.starts.add(1, ordering: .sequentiallyConsistent)
+        }
+
+        func cancelled(byItself: Bool) {
+            self.cancelsReturningTrue.add(1, ordering: .relaxed)
+            if byItself {
+                self.cancelledBySelf.store(true, ordering: .sequentiallyConsistent)
+            } else {
+                self.cancelledFromOutside.store(true, ordering: .sequentiallyConsistent)
             }
         }
-        func cancelled(_ id: TimerID) {
-            self.entries.withLock { $0[id, default: Entry()].cancelled = true }
-        }
-        func released(_ id: TimerID) {
-            self.entries.withLock { $0[id, default: Entry()].released = true }
-        }
-        var snapshot: [TimerID: Entry] { self.entries.withLock { $0 } }
     }
 
     /// Captured by each handler; its deinit proves the service let go of the handler.
     final class ReleaseProbe: Sendable {
+        let record: Record
+        init(_ record: Record) { self.record = record }
+        deinit { self.record.released.store(true, ordering: .sequentiallyConsistent) }
+    }
+
+    /// A scheduled timer as its worker remembers it.
+    struct Scheduled: Sendable {
         let id: TimerID
-        let ledger: Ledger
-        init(id: TimerID, ledger: Ledger) {
-            self.id = id
-            self.ledger = ledger
-        }
-        deinit { self.ledger.released(self.id) }
+        let record: Record
     }
 
     @Test(
-        "8 threads schedule, cancel, cancelAll and fire; every timer is accounted for",
-        .timeLimit(.minutes(1)), arguments: Implementation.allCases)
+        "8 threads schedule, cancel, cancelAll and fire; every timer is accounted for exactly once",
+        .timeLimit(.minutes(2)), arguments: Implementation.allCases)
     func hammer(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
-        defer { timers.shutdown() }
-        let ledger = Ledger()
+        let sequencer = Sequencer()
+        let all = SemaphoreGuarded<[Scheduled]>([])
         let failures = SemaphoreGuarded<[String]>([])
-        let done = Recorder<Int>()
-        let queue = DispatchQueue(label: "stress-handlers", attributes: .concurrent)
+        let running = Atomic<Int>(0)
+        let mostRunning = Atomic<Int>(0)
+        let workersDone = Recorder<Bool>()
+        let handlerQueue = DispatchQueue(label: "stress-handlers", attributes: .concurrent)
+        let clock = ContinuousClock()
+        let start = clock.now
 
         DispatchQueue.global().async {
-            DispatchQueue.concurrentPerform(iterations: Self.threads) { worker in
+            runOnThreads(Self.threads) { worker in
+                let now = running.add(1, ordering: .relaxed).newValue
+                mostRunning.max(now, ordering: .relaxed)
+                defer { running.subtract(1, ordering: .relaxed) }
                 var generator = SplitMix(seed: UInt64(worker + 1))
-                var mine: [TimerID] = []
+                var mine: [Scheduled] = []
                 for index in 0..<Self.operationsPerThread {
-                    let id = TimerID("w\(worker)-\(index)")
-                    let roll = generator.next() % 100
+                    let roll = generator.next() % 200
+                    let mayCancelAll = index < Self.lastCancelAllOperation
+                    let explicitID: TimerID? = generator.next() % 4 == 0 ? nil : TimerID("w\(worker)-\(index)")
+                    let options: TimerOptions =
+                        generator.next() % 2 == 0 ? .init() : .init(executor: .queue(handlerQueue))
                     do {
                         switch roll {
-                        case 0..<45:  // One-shot due within 2 ms.
-                            ledger.scheduled(id, repeating: false)
-                            let probe = ReleaseProbe(id: id, ledger: ledger)
-                            try timers.schedule(
-                                id: id, after: .microseconds(Int64(generator.next() % 2_000)),
-                                options: Self.options(roll, queue)
-                            ) { tick in
-                                _ = probe
-                                ledger.called(tick.id)
+                        case 0..<80:  // A one-shot due within 2 ms.
+                            let record = Record(repeating: false, scheduleStart: sequencer.next())
+                            let probe = ReleaseProbe(record)
+                            let id = try timers.schedule(
+                                id: explicitID, after: .microseconds(Int64(generator.next() % 2_000)), options: options
+                            ) { _ in
+                                probe.record.began(sequencer)
+                                probe.record.completions.add(1, ordering: .sequentiallyConsistent)
                             }
-                        case 45..<70:  // Repeating; ends itself after a few ticks, or cancels a neighbour.
-                            ledger.scheduled(id, repeating: true)
-                            let probe = ReleaseProbe(id: id, ledger: ledger)
+                            record.scheduleReturn.store(sequencer.next(), ordering: .sequentiallyConsistent)
+                            mine.append(Scheduled(id: id, record: record))
+                        case 80..<130:  // Repeating; cancels a neighbour at its 2nd call, itself after a few.
+                            let record = Record(repeating: true, scheduleStart: sequencer.next())
+                            let probe = ReleaseProbe(record)
                             let victim = mine.last
                             let stopAfter = 1 + generator.next() % 4
-                            try timers.scheduleRepeating(
-                                id: id, every: .microseconds(Int64(300 + generator.next() % 700)),
-                                options: Self.options(roll, queue)
+                            let cancelsAll = mayCancelAll && generator.next() % 100 == 0
+                            let id = try timers.scheduleRepeating(
+                                id: explicitID, every: .microseconds(Int64(300 + generator.next() % 700)),
+                                options: options
                             ) { tick in
-                                _ = probe
-                                ledger.called(tick.id)
-                                if tick.count == 2, let victim, timers.cancel(victim) { ledger.cancelled(victim) }
-                                if tick.count >= stopAfter, timers.cancel(tick.id) { ledger.cancelled(tick.id) }
+                                let record = probe.record
+                                record.began(sequencer)
+                                if tick.count == 1, cancelsAll { sequencer.cancelAll(on: timers) }
+                                if tick.count == 2, let victim, timers.cancel(victim.id) {
+                                    victim.record.cancelled(byItself: false)
+                                }
+                                if tick.count >= stopAfter, timers.cancel(tick.id) { record.cancelled(byItself: true) }
+                                record.completions.add(1, ordering: .sequentiallyConsistent)
                             }
-                        case 70..<100 where generator.next() % 64 != 0:  // Cancel one of ours.
-                            if let victim = mine.randomElement(using: &generator), timers.cancel(victim) {
-                                ledger.cancelled(victim)
+                            record.scheduleReturn.store(sequencer.next(), ordering: .sequentiallyConsistent)
+                            mine.append(Scheduled(id: id, record: record))
+                        case 130..<199:  // Cancel one of ours, maybe long gone.
+                            if let victim = mine.randomElement(using: &generator), timers.cancel(victim.id) {
+                                victim.record.cancelled(byItself: false)
                             }
                         default:
-                            // cancelAll reports no IDs, so it is checked by the end state (nothing
-                            // scheduled, every handler released), not per timer.
-                            timers.cancelAll()
+                            if mayCancelAll { sequencer.cancelAll(on: timers) }
                         }
                     } catch {
-                        failures.withLock { $0.append("\(id): \(error)") }
+                        failures.withLock { $0.append("\(explicitID?.description ?? "generated"): \(error)") }
                     }
-                    if roll < 70 { mine.append(id) }
-                    usleep(300)  // Spread the run over about a second, so timers fire meanwhile.
+                    usleep(1_000)  // Spread the run over a few seconds, so timers fire meanwhile.
                 }
+                all.withLock { $0 += mine }
             }
-            done.append(1)
+            workersDone.append(true)
         }
-        await done.wait(forCount: 1, timeout: .seconds(45))
-        #expect(
-            await done.wait(timeout: .seconds(30)) { _ in timers.scheduledIDs.isEmpty },
-            "still scheduled: \(timers.scheduledIDs.prefix(5))")
-        // Handlers still in flight on the queue finish; then every handler must be released.
-        #expect(await done.wait(timeout: .seconds(10)) { _ in ledger.snapshot.values.allSatisfy(\.released) })
 
-        let entries = ledger.snapshot
-        #expect(failures.withLock { $0 }.isEmpty)
-        #expect(entries.count > Self.threads * Self.operationsPerThread / 2)
-        for (id, entry) in entries {
-            if entry.repeating {
-                // The one call that had already begun when cancel was entered may still report in.
-                #expect(
-                    entry.callsStartedAfterCancel <= 1, "\(id) ran \(entry.callsStartedAfterCancel) times after cancel")
-            } else {
-                // A one-shot leaves the registry as its call begins: fired or cancelled, never both.
-                #expect(entry.calls <= 1, "one-shot \(id) ran \(entry.calls) times")
-                #expect(!(entry.cancelled && entry.calls > 0), "one-shot \(id) both cancelled and fired")
+        // Bounded waits: a deadlock fails here instead of hanging CI.
+        #expect(await workersDone.wait(timeout: .seconds(60)) { !$0.isEmpty }, "workers deadlocked")
+        #expect(
+            await workersDone.wait(timeout: .seconds(30)) { _ in timers.scheduledIDs.isEmpty },
+            "still scheduled: \(timers.scheduledIDs.prefix(5))")
+        let timersSnapshot = all.withLock { $0 }
+        // Calls in flight on the queue finish; then every handler must have been released.
+        let settled = await workersDone.wait(timeout: .seconds(10)) { _ in
+            timersSnapshot.allSatisfy {
+                $0.record.released.load(ordering: .sequentiallyConsistent)
+                    && $0.record.starts.load(ordering: .sequentiallyConsistent)
+                        == $0.record.completions.load(ordering: .sequentiallyConsistent)
             }
         }
-        let oneShots = entries.values.filter { !$0.repeating }
-        let fired = oneShots.filter { $0.calls == 1 }.count
-        let repeats = entries.values.filter(\.repeating).count
+        #expect(settled, "handlers not released or calls not finished")
+        let seconds = clock.now - start
+        #expect(await Self.shutdown(timers), "shutdown did not return")
+
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
+        #expect(mostRunning.load(ordering: .relaxed) == Self.threads, "the workers did not all run at once")
+        #expect(Set(timersSnapshot.map(\.id)).count == timersSnapshot.count, "an ID was handed out twice")
+        #expect(timersSnapshot.count > Self.threads * Self.operationsPerThread / 2)
+
+        let cancelAllEnded = sequencer.cancelAllEnded.load(ordering: .sequentiallyConsistent)
+        var tally = Tally()
+        for timer in timersSnapshot {
+            let problem = tally.account(timer.record, cancelAllEnded: cancelAllEnded)
+            #expect(problem == nil, "\(timer.id): \(problem ?? "")")
+        }
+        #expect(tally.strictlyAccounted > 0, "no timer was scheduled after the last cancelAll")
         print(
-            "stress[\(implementation)]: \(Self.threads) threads, \(entries.count) timers (\(oneShots.count) one-shots, \(fired) fired; \(repeats) repeating), all ended and released"
-        )
+            "stress[\(implementation)]: \(Self.threads) threads, \(Self.format(seconds)) s, "
+                + "\(timersSnapshot.count) timers, \(tally.calls) handler calls, "
+                + "\(sequencer.cancelAlls.load(ordering: .relaxed)) cancelAll; \(tally)")
     }
 
-    private static func options(_ roll: UInt64, _ queue: DispatchQueue) -> TimerOptions {
-        roll % 2 == 0 ? .init() : .init(executor: .queue(queue))
+    @Test(
+        "cancel racing a fire that hops to a queue: no crash, no call after cancel, every handler released",
+        .timeLimit(.minutes(2)), arguments: Implementation.allCases)
+    func cancelRacingQueueHop(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        let queue = DispatchQueue(label: "stress-hop", attributes: .concurrent)
+        let sequencer = Sequencer()  // No cancelAll here: only explicit cancels end these timers.
+        let all = SemaphoreGuarded<[Record]>([])
+        let workersDone = Recorder<Bool>()
+        DispatchQueue.global().async {
+            runOnThreads(4) { worker in
+                var generator = SplitMix(seed: UInt64(100 + worker))
+                var mine: [Record] = []
+                for _ in 0..<2_500 {
+                    let record = Record(repeating: true, scheduleStart: sequencer.next())
+                    let probe = ReleaseProbe(record)
+                    // A 20 µs period on a concurrent queue: a fire is often on its way to the
+                    // queue (on Dispatch, its source being suspended) at the moment of the cancel.
+                    let id = try? timers.scheduleRepeating(
+                        every: .microseconds(20), options: .init(executor: .queue(queue))
+                    ) { _ in
+                        probe.record.began(sequencer)
+                        probe.record.completions.add(1, ordering: .sequentiallyConsistent)
+                    }
+                    guard let id else { continue }
+                    mine.append(record)
+                    usleep(UInt32(generator.next() % 300))
+                    if timers.cancel(id) { record.cancelled(byItself: false) }
+                }
+                all.withLock { $0 += mine }
+            }
+            workersDone.append(true)
+        }
+        #expect(await workersDone.wait(timeout: .seconds(90)) { !$0.isEmpty }, "workers deadlocked or crashed")
+        #expect(timers.scheduledIDs.isEmpty)
+        let records = all.withLock { $0 }
+        #expect(records.count == 4 * 2_500, "a schedule failed")
+        let settled = await workersDone.wait(timeout: .seconds(10)) { _ in
+            records.allSatisfy {
+                $0.released.load(ordering: .sequentiallyConsistent)
+                    && $0.starts.load(ordering: .sequentiallyConsistent)
+                        == $0.completions.load(ordering: .sequentiallyConsistent)
+            }
+        }
+        #expect(settled, "handlers not released or calls not finished")
+        #expect(await Self.shutdown(timers), "shutdown did not return")
+        var tally = Tally()
+        for record in records {
+            let problem = tally.account(record, cancelAllEnded: -1)
+            #expect(problem == nil, "\(problem ?? "")")
+        }
+        #expect(tally.repeatsCancelledByOthers == records.count)
+    }
+
+    /// How the timers ended; every timer is counted in exactly one ending.
+    struct Tally: CustomStringConvertible {
+        var oneShotsFired = 0
+        var oneShotsCancelled = 0
+        var oneShotsCancelledByCancelAll = 0
+        var repeatsCancelledByThemselves = 0
+        var repeatsCancelledByOthers = 0
+        var repeatsCancelledByCancelAll = 0
+        var calls = 0
+        var lateButInFlight = 0
+        /// Timers scheduled after the last `cancelAll`: fired or cancelled by ID, no leeway.
+        var strictlyAccounted = 0
+
+        /// Checks one timer's history and counts its ending; returns what is wrong with it.
+        mutating func account(_ record: Record, cancelAllEnded: Int) -> String? {
+            let starts = record.starts.load(ordering: .sequentiallyConsistent)
+            let cancels = record.cancelsReturningTrue.load(ordering: .sequentiallyConsistent)
+            let bySelf = record.cancelledBySelf.load(ordering: .sequentiallyConsistent)
+            let afterOwnCancel = record.startsAfterOwnCancel.load(ordering: .sequentiallyConsistent)
+            let afterOutsideCancel = record.startsAfterOutsideCancel.load(ordering: .sequentiallyConsistent)
+            let cancelAllMayHaveEndedIt = record.scheduleStart < cancelAllEnded
+            self.calls += starts
+            self.lateButInFlight += afterOutsideCancel
+            if !cancelAllMayHaveEndedIt { self.strictlyAccounted += 1 }
+
+            if afterOwnCancel > 0 { return "\(afterOwnCancel) calls began after its own cancel returned true" }
+            if afterOutsideCancel > 1 { return "\(afterOutsideCancel) calls began after a cancel returned" }
+            if cancels > 1 { return "cancel returned true \(cancels) times" }
+            if starts != record.completions.load(ordering: .sequentiallyConsistent) { return "a call never finished" }
+            if !record.released.load(ordering: .sequentiallyConsistent) { return "handler never released" }
+            if record.repeating {
+                switch (cancels, bySelf) {
+                case (1, true): self.repeatsCancelledByThemselves += 1
+                case (1, false): self.repeatsCancelledByOthers += 1
+                default:
+                    guard cancelAllMayHaveEndedIt else { return "repeating timer ended without any cancel" }
+                    self.repeatsCancelledByCancelAll += 1
+                }
+            } else {
+                switch (starts, cancels) {
+                case (1, 0): self.oneShotsFired += 1
+                case (0, 1): self.oneShotsCancelled += 1
+                case (0, 0):
+                    guard cancelAllMayHaveEndedIt else { return "one-shot neither fired nor cancelled" }
+                    self.oneShotsCancelledByCancelAll += 1
+                default: return "one-shot ran \(starts) times, cancel returned true \(cancels) times"
+                }
+            }
+            return nil
+        }
+
+        var description: String {
+            "one-shots: \(self.oneShotsFired) fired, \(self.oneShotsCancelled) cancelled, "
+                + "\(self.oneShotsCancelledByCancelAll) by cancelAll; repeating: "
+                + "\(self.repeatsCancelledByThemselves) cancelled by own handler, "
+                + "\(self.repeatsCancelledByOthers) by another thread or handler, "
+                + "\(self.repeatsCancelledByCancelAll) by cancelAll; "
+                + "\(self.strictlyAccounted) scheduled after the last cancelAll; "
+                + "\(self.lateButInFlight) calls already begun when a cancel returned"
+        }
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let milliseconds = duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
+        return "\(milliseconds / 1_000).\(String(milliseconds % 1_000 / 10).leftPadded(to: 2))"
+    }
+
+    /// Shuts down on a Dispatch thread, waiting a bounded time for it to return.
+    static func shutdown(_ timers: any TimerService) async -> Bool {
+        let returned = Recorder<Bool>()
+        DispatchQueue.global().async {
+            timers.shutdown()
+            returned.append(true)
+        }
+        return await returned.wait(timeout: .seconds(10)) { !$0.isEmpty }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - self.count)) + self
     }
 }
 

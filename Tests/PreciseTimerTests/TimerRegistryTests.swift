@@ -75,7 +75,7 @@ struct TimerRegistryTests {
         var fired: [TimerID] = []
         while case .fire(let fire) = registry.next(now: 100) {
             fired.append(fire.node.id)
-            #expect(registry.begin(fire.node) != nil)
+            #expect(registry.begin(fire) != nil)
         }
         #expect(fired == ["early", "x1", "x2", "x3", "late"])
         #expect(registry.timers.isEmpty)
@@ -126,8 +126,8 @@ struct TimerRegistryTests {
         #expect(registry.timers.count == 2, "taken timers are still registered until their call begins")
         #expect(registry.cancel("once").found)
         #expect(registry.cancel("every").found)
-        #expect(taken.allSatisfy { registry.begin($0.node) == nil })
-        #expect(taken.allSatisfy { !registry.complete($0.node, firedAt: 10) })
+        #expect(taken.allSatisfy { registry.begin($0) == nil })
+        #expect(taken.allSatisfy { !registry.complete($0, firedAt: 10, now: 10).wake })
         #expect(registry.timers.isEmpty && registry.heapCount == 0)
     }
 
@@ -135,8 +135,8 @@ struct TimerRegistryTests {
     func shutdown() throws {
         var registry = TimerRegistry()
         _ = try registry.add(id: "a", deadline: 10, interval: 0, options: .init(), handler: self.noop)
-        #expect(registry.shutdown()?.count == 1)
-        #expect(registry.shutdown() == nil)
+        #expect(registry.close(.shutDown)?.count == 1)
+        #expect(registry.close(.shutDown) == nil)
         #expect(throws: PreciseTimerError(.shutDown, id: "b")) {
             _ = try registry.add(id: "b", deadline: 5, interval: 0, options: .init(), handler: self.noop)
         }

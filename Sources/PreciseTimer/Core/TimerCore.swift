@@ -1,31 +1,59 @@
 import Dispatch
 
-/// The scheduling logic shared by ``PreciseTimer`` and the tests' manual driver: the
-/// semaphore-guarded ``TimerRegistry``, and running what it says is due.
+/// The scheduling logic shared by ``PreciseTimer``, the virtual-time test service and the tests'
+/// manual driver: the semaphore-guarded ``TimerRegistry``, and running what it says is due.
 ///
-/// It knows nothing of libevent; its ``TimerLoop`` tells it the time and is told to wake up.
-package final class TimerCore: TimerService {
+/// It knows nothing of libevent; its ``TimerDoorbell`` tells it the time and is rung when the
+/// loop must look at the heap again. The services wrap it and add their engine's lifecycle.
+package final class TimerCore: Sendable {
     /// How many handlers one ``runDue()`` call runs before giving the loop back (so a wake-up,
     /// a shutdown or I/O on the same base is not starved by a storm of due timers).
     package static let batchLimit = 4096
 
-    private let registry = SemaphoreGuarded(TimerRegistry())
-    package let loop: any TimerLoop
-
-    /// - Parameter loop: The clock and wake-up of whatever drives this core. It must not hold
-    ///   the core (the libevent engine holds the core and gives it a separate waker).
-    package init(loop: any TimerLoop) {
-        self.loop = loop
+    /// What ``runDue()`` leaves the loop to do.
+    package enum Outcome: Equatable, Sendable {
+        /// Nothing is due before this deadline: sleep until it.
+        case idle(until: Int64)
+        /// No timer is pending: sleep until woken.
+        case empty
+        /// The batch limit cut the run short with timers still due: let the loop serve its other
+        /// events, then call again at once.
+        case batchLimitReached
     }
 
-    // MARK: TimerService
+    private let registry = SemaphoreGuarded(TimerRegistry())
+    package let doorbell: any TimerDoorbell
+    /// Whether a fire for a ``TimerExecutor/queue(_:)`` timer waits for its call (virtual time:
+    /// `advance` returns only once every call it caused has returned).
+    private let hopsSynchronously: Bool
+
+    /// - Parameters:
+    ///   - doorbell: The clock and wake-up of whatever drives this core. It must not hold the
+    ///     core (the libevent engine holds the core and gives it a separate doorbell).
+    ///   - hopsSynchronously: Run queue hops with `sync` instead of `async`.
+    package init(doorbell: any TimerDoorbell, hopsSynchronously: Bool = false) {
+        self.doorbell = doorbell
+        self.hopsSynchronously = hopsSynchronously
+    }
+
+    package var now: MonotonicInstant { MonotonicInstant(nanoseconds: self.doorbell.now()) }
+
+    // MARK: Scheduling
 
     @discardableResult
     package func schedule(
         id: TimerID?, after delay: Duration, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.add(id: id, TimerRequest(after: delay, id: id), options: options, handler)
+    ) throws(PreciseTimerError) -> TimerID {
+        try self.add(id: id, TimerRequest(after: delay, now: self.doorbell.now(), id: id), options: options, handler)
+    }
+
+    @discardableResult
+    package func schedule(
+        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws(PreciseTimerError) -> TimerID {
+        try self.add(id: id, TimerRequest(at: deadline, now: self.doorbell.now(), id: id), options: options, handler)
     }
 
     @discardableResult
@@ -33,8 +61,19 @@ package final class TimerCore: TimerService {
         id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
         options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.add(id: id, TimerRequest(every: interval, startingAfter: delay, id: id), options: options, handler)
+    ) throws(PreciseTimerError) -> TimerID {
+        let request = try TimerRequest(every: interval, startingAfter: delay, now: self.doorbell.now(), id: id)
+        return try self.add(id: id, request, options: options, handler)
+    }
+
+    @discardableResult
+    package func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws(PreciseTimerError) -> TimerID {
+        let request = try TimerRequest(every: interval, startingAt: start, now: self.doorbell.now(), id: id)
+        return try self.add(id: id, request, options: options, handler)
     }
 
     private func add(
@@ -43,20 +82,70 @@ package final class TimerCore: TimerService {
     ) throws(PreciseTimerError) -> TimerID {
         // Built outside the lock: if the registry refuses it, its handler is released out here.
         let node = TimerNode(
-            id: id ?? "", deadline: self.loop.now() + request.firstDelay, interval: request.interval,
-            options: options, handler: handler)
+            id: id ?? "", deadline: request.deadline, interval: request.interval, options: options, handler: handler)
         let wake = try self.registry.withLock { (registry) throws(PreciseTimerError) in
             try registry.add(node, requested: id)
         }
-        if wake { self.loop.wake() }
+        if wake { self.doorbell.wake() }
         return node.id
     }
+
+    // MARK: Control
+
+    @discardableResult
+    package func reschedule(_ id: TimerID, after delay: Duration) throws(PreciseTimerError) -> Bool {
+        let nanoseconds = try delay.validatedDelay(for: id)
+        return self.move(id, to: self.doorbell.now() + nanoseconds)
+    }
+
+    @discardableResult
+    package func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws(PreciseTimerError) -> Bool {
+        self.move(id, to: try TimerRequest.validated(deadline, now: self.doorbell.now(), id: id))
+    }
+
+    private func move(_ id: TimerID, to deadline: Int64) -> Bool {
+        let now = self.doorbell.now()
+        let (found, wake) = self.registry.withLock { $0.reschedule(id, to: deadline, now: now) }
+        if wake { self.doorbell.wake() }
+        return found
+    }
+
+    @discardableResult
+    package func pause(_ id: TimerID) -> Bool {
+        let now = self.doorbell.now()
+        return self.registry.withLock { $0.pause(id, now: now) }
+    }
+
+    @discardableResult
+    package func resume(_ id: TimerID) -> Bool {
+        let now = self.doorbell.now()
+        let (found, wake) = self.registry.withLock { $0.resume(id, now: now) }
+        if wake { self.doorbell.wake() }
+        return found
+    }
+
+    package func isPaused(_ id: TimerID) -> Bool {
+        self.registry.withLock { $0.isPaused(id) }
+    }
+
+    // MARK: Cancellation and queries
 
     @discardableResult
     package func cancel(_ id: TimerID) -> Bool {
         let (found, handler) = self.registry.withLock { $0.cancel(id) }
         withExtendedLifetime(handler) {}  // Released here, outside the lock.
         return found
+    }
+
+    @discardableResult
+    package func cancel(_ id: TimerID, generation: UInt64) -> Bool {
+        let (found, handler) = self.registry.withLock { $0.cancel(id, generation: generation) }
+        withExtendedLifetime(handler) {}
+        return found
+    }
+
+    package func generation(of id: TimerID) -> UInt64? {
+        self.registry.withLock { $0.timers[id]?.sequence }
     }
 
     package func cancelAll() {
@@ -72,18 +161,24 @@ package final class TimerCore: TimerService {
         self.registry.withLock { Array($0.timers.keys) }
     }
 
-    /// Ends every timer and refuses new ones. The engine's own stop is the caller's business.
-    package func shutdown() {
-        _ = self.shutdownRegistry()
+    package var scheduledCount: Int {
+        self.registry.withLock { $0.timers.count }
     }
 
-    /// Like ``shutdown()``; returns `false` if the registry was already shut down.
-    package func shutdownRegistry() -> Bool {
-        let handlers = self.registry.withLock { $0.shutdown() }
+    // MARK: Closing
+
+    /// Ends every timer (handlers released here, outside the lock) and refuses new ones: with
+    /// ``PreciseTimerError/Code/shutDown``, or with the engine's error for
+    /// ``TimerRegistry/End/failed(_:)``. The engine's own stop is the caller's business.
+    ///
+    /// - Returns: `false` if the core was already closed (the first reason stays).
+    @discardableResult
+    package func close(_ reason: TimerRegistry.End) -> Bool {
+        let handlers = self.registry.withLock { $0.close(reason) }
         return handlers != nil
     }
 
-    package var isShutDown: Bool {
+    package var isClosed: Bool {
         self.registry.withLock { $0.isShutDown }
     }
 
@@ -92,44 +187,49 @@ package final class TimerCore: TimerService {
     /// Runs the timers due now, in deadline order, up to ``batchLimit`` of them.
     ///
     /// Handlers on ``TimerExecutor/loop`` run inline on the caller's thread; others are queued.
-    /// - Returns: The earliest pending deadline, `.min` if the batch limit cut the run short
-    ///   (call again soon), or `nil` when nothing is pending.
-    package func runDue() -> Int64? {
+    ///
+    /// - Parameter limit: Run no timer whose deadline is after it (see ``TimerRegistry/next(now:notAfter:)``).
+    package func runDue(notAfter limit: Int64 = .max) -> Outcome {
         for _ in 0..<Self.batchLimit {
-            let now = self.loop.now()
-            let (next, handler) = self.registry.withLock { $0.nextOnLoop(now: now) }
+            let now = self.doorbell.now()
+            let (next, call) = self.registry.withLock { $0.nextOnLoop(now: now, notAfter: limit) }
             switch next {
             case .idle(let next):
-                return next
+                return next.map { .idle(until: $0) } ?? .empty
             case .fire(let fire):
                 if let queue = fire.node.queue {
-                    queue.async { self.call(fire) }
-                } else if let handler {
-                    self.invoke(handler, for: fire)
+                    if self.hopsSynchronously {
+                        queue.sync { self.hop(fire) }
+                    } else {
+                        queue.async { self.hop(fire) }
+                    }
+                } else if let call {
+                    self.invoke(call, for: fire)
                 }
             }
         }
-        return .min
+        return .batchLimitReached
     }
 
     /// Runs a fire that hopped to its queue. Its call begins here, under the lock, so a cancel
-    /// that returned while the fire waited in the queue prevents the call.
-    private func call(_ fire: TimerRegistry.Fire) {
-        guard let handler = self.registry.withLock({ $0.begin(fire.node) }) else { return }
-        self.invoke(handler, for: fire)
+    /// (or pause, or reschedule) that returned while the fire waited in the queue prevents it.
+    private func hop(_ fire: TimerRegistry.Fire) {
+        guard let call = self.registry.withLock({ $0.begin(fire) }) else { return }
+        self.invoke(call, for: fire)
     }
 
-    private func invoke(_ handler: @Sendable (Tick) -> Void, for fire: TimerRegistry.Fire) {
-        let firedAt = self.loop.now()
-        handler(
+    private func invoke(_ call: TimerRegistry.Call, for fire: TimerRegistry.Fire) {
+        let firedAt = self.doorbell.now()
+        call.handler(
             Tick(
-                id: fire.node.id, count: fire.count, missed: fire.missed,
+                id: fire.node.id, count: call.count, missed: fire.missed,
                 scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
-                firedAt: MonotonicInstant(nanoseconds: firedAt))
+                firedAt: MonotonicInstant(nanoseconds: firedAt), generation: fire.node.sequence)
         )
         guard fire.node.interval > 0 else { return }
-        if self.registry.withLock({ $0.complete(fire.node, firedAt: firedAt) }) {
-            self.loop.wake()
-        }
+        let now = self.doorbell.now()
+        let (wake, ended) = self.registry.withLock { $0.complete(fire, firedAt: firedAt, now: now) }
+        withExtendedLifetime(ended) {}
+        if wake { self.doorbell.wake() }
     }
 }

@@ -6,13 +6,21 @@
 /// children per parent halve the depth of a binary heap (a pop of a million entries crosses 10
 /// levels, not 20), and the four children sit in adjacent cache lines.
 /// Cancelled nodes are not removed here (that would cost O(log n) of scattered writes per
-/// cancel); the registry counts them as garbage and calls ``compact()`` once they outnumber the
-/// live entries, which keeps memory bounded and cancellation O(1) amortized.
+/// cancel, pause or reschedule); the registry counts such stale entries as garbage and calls
+/// ``compact()`` once they outnumber the live ones, which keeps memory bounded and those
+/// operations O(1) amortized (a reschedule adds one O(log n) push).
 package struct TimerHeap {
     package struct Entry {
         package var deadline: Int64
         package var sequence: UInt64
+        /// The node's ``TimerNode/epoch`` when this entry was pushed: the entry is live only while
+        /// the node is pending with the same epoch.
+        package var epoch: UInt32
         package var node: TimerNode
+
+        /// Whether this entry still stands for its node's next deadline.
+        @inline(__always)
+        package var isLive: Bool { self.node.state == .pending && self.node.epoch == self.epoch }
 
         @inline(__always)
         static func < (lhs: Entry, rhs: Entry) -> Bool {
@@ -47,9 +55,9 @@ package struct TimerHeap {
         self.entries.removeAll()
     }
 
-    /// Drops every entry whose node `isGarbage` says is dead, then restores heap order in O(n).
-    package mutating func compact(isGarbage: (TimerNode) -> Bool) {
-        self.entries.removeAll { isGarbage($0.node) }
+    /// Drops every entry that is no longer live, then restores heap order in O(n).
+    package mutating func compact() {
+        self.entries.removeAll { !$0.isLive }
         var index = (self.entries.count + 2) / 4
         while index > 0 {
             index -= 1

@@ -8,13 +8,16 @@ package final class TimerNode: @unchecked Sendable {
     // Invariant: every `var` is read and written only under the registry's semaphore.
 
     package enum State: UInt8 {
-        /// In the heap, waiting for its deadline.
+        /// In the heap (one live entry, the one stamped with the node's `epoch`), waiting for its
+        /// deadline.
         case pending
         /// Popped as due; its call is about to begin (possibly after a hop to its queue). Still
-        /// registered, so a `cancel` now still prevents the call.
+        /// registered, so a `cancel`, `pause` or `reschedule` now still prevents the call.
         case taken
-        /// Its handler is being called. Not in the heap.
+        /// Its handler is being called (repeating timers only: a one-shot ends as its call begins).
         case running
+        /// Paused: registered, not in the heap; `deadline` holds the time it had left.
+        case paused
         /// Fired (one-shot), cancelled or shut down. May linger in the heap as garbage.
         case ended
     }
@@ -28,10 +31,23 @@ package final class TimerNode: @unchecked Sendable {
     package let queue: DispatchQueue?
 
     package var handler: (@Sendable (Tick) -> Void)?
-    /// The next deadline (pending), or the base the next one is computed from (running).
+    /// Pending: the next deadline. Taken or running: the deadline the call answers, from which
+    /// the next one is computed. Paused: the nanoseconds it had left.
     package var deadline: Int64
+    /// The order among equal deadlines, drawn once when the timer is scheduled and kept for its
+    /// whole life; also its generation (``Tick/generation``), never given to another timer.
+    package var sequence: UInt64 = 0
+    /// Bumped whenever the node's heap entry or a fire already taken becomes stale (reschedule,
+    /// pause): only the entry and the fire stamped with the current epoch may start a call.
+    package var epoch: UInt32 = 0
     package var count: UInt64 = 0
     package var state: State = .pending
+    /// Set by `pause` while the handler runs: the timer parks when the call returns.
+    package var pauseWhenDone = false
+    /// Set by `reschedule` while the handler runs: the next deadline, used when the call returns.
+    package var rescheduledTo: Int64?
+    /// `.burst` catch-up calls made in a row (see ``MissedTickPolicy/maximumBurst``).
+    package var catchUp: UInt8 = 0
 
     package init(
         id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions,

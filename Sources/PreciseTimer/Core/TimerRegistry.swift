@@ -8,31 +8,47 @@ package struct TimerRegistry {
     /// handler, outside the lock.
     package struct Fire {
         package let node: TimerNode
-        package let count: UInt64
+        /// The node's epoch when it was taken: a reschedule or pause since then drops this fire.
+        package let epoch: UInt32
         package let missed: UInt64
         package let scheduledAt: Int64
     }
 
+    /// A fire whose call begins now: the handler to call and the tick's count.
+    package struct Call {
+        package let handler: @Sendable (Tick) -> Void
+        package let count: UInt64
+    }
+
     package enum Next {
-        /// Run this timer: ``begin(_:)``, call the handler, then (repeating) ``complete(_:)``.
+        /// Run this timer: ``begin(_:)``, call the handler, then (repeating) ``complete(_:firedAt:now:)``.
         case fire(Fire)
         /// Nothing is due; the earliest deadline, or `nil` when no timer is pending.
         case idle(Int64?)
     }
 
+    /// Why the registry stopped accepting timers.
+    package enum End: Sendable {
+        case shutDown
+        /// The engine failed (a libevent call): later schedules throw this error.
+        case failed(PreciseTimerError)
+    }
+
     private(set) package var timers: [TimerID: TimerNode] = [:]
     private var heap = TimerHeap()
-    /// Cancelled nodes still in `heap`.
+    /// Stale entries still in `heap` (exactly one entry is live per pending node).
     private var garbage = 0
     private var generatedIDs: UInt64 = 0
     private var sequence: UInt64 = 0
-    private(set) package var isShutDown = false
+    private(set) package var end: End?
     /// The latest instant at which the loop is sure to look at the heap again without being
     /// woken: its armed deadline while it sleeps, `.min` while it runs timers or a wake-up is
     /// already on its way.
     private var loopLooksAt: Int64 = .max
 
     package init() {}
+
+    package var isShutDown: Bool { self.end != nil }
 
     // MARK: Registration
 
@@ -43,7 +59,11 @@ package struct TimerRegistry {
     /// refused here is released after the lock, never under it: releasing a handler runs user
     /// code, which may call back into the service.
     package mutating func add(_ node: TimerNode, requested: TimerID?) throws(PreciseTimerError) -> Bool {
-        guard !self.isShutDown else { throw PreciseTimerError(.shutDown, id: requested) }
+        switch self.end {
+        case .failed(let error): throw error
+        case .shutDown: throw PreciseTimerError(.shutDown, id: requested)
+        case nil: break
+        }
         if let requested {
             guard !requested.rawValue.isEmpty else { throw PreciseTimerError(.emptyID, id: requested) }
             node.id = requested
@@ -56,6 +76,8 @@ package struct TimerRegistry {
             guard requested == nil else { throw PreciseTimerError(.duplicateID, id: requested) }
             node.id = self.generateID()
         }
+        self.sequence += 1
+        node.sequence = self.sequence
         return self.push(node)
     }
 
@@ -86,21 +108,106 @@ package struct TimerRegistry {
         }
     }
 
-    /// Puts a pending node in the heap; `true` if the loop sleeps past its deadline.
+    /// Puts a node in the heap at its `deadline`, keeping its original place among equal
+    /// deadlines; `true` if the loop sleeps past that deadline.
     private mutating func push(_ node: TimerNode) -> Bool {
         node.state = .pending
-        self.sequence += 1
-        self.heap.insert(.init(deadline: node.deadline, sequence: self.sequence, node: node))
+        self.heap.insert(.init(deadline: node.deadline, sequence: node.sequence, epoch: node.epoch, node: node))
         guard node.deadline < self.loopLooksAt else { return false }
         self.loopLooksAt = .min
         return true
     }
 
+    /// Makes the node's heap entry (if pending) and any fire already taken stale.
+    private mutating func invalidate(_ node: TimerNode) {
+        if node.state == .pending {
+            self.garbage += 1
+            if self.garbage > 1024, self.garbage > self.heap.count / 2 {
+                self.heap.compact()
+                self.garbage = 0
+            }
+        }
+        node.epoch &+= 1
+    }
+
+    // MARK: Control
+
+    /// Moves a timer's next deadline (see ``TimerService/reschedule(_:at:)``).
+    /// Returns whether the timer exists and whether the loop must be woken.
+    package mutating func reschedule(_ id: TimerID, to deadline: Int64, now: Int64) -> (found: Bool, wake: Bool) {
+        guard let node = self.timers[id] else { return (false, false) }
+        switch node.state {
+        case .pending, .taken:
+            self.invalidate(node)
+            node.deadline = deadline
+            node.catchUp = 0
+            return (true, self.push(node))
+        case .running:
+            node.rescheduledTo = deadline
+            return (true, false)
+        case .paused:
+            node.deadline = max(0, deadline - now)
+            return (true, false)
+        case .ended:
+            return (false, false)
+        }
+    }
+
+    /// Pauses a timer; returns whether it exists.
+    package mutating func pause(_ id: TimerID, now: Int64) -> Bool {
+        guard let node = self.timers[id] else { return false }
+        switch node.state {
+        case .pending:
+            self.invalidate(node)
+            node.deadline = max(0, node.deadline - now)
+            node.state = .paused
+        case .taken:
+            // It was due: resumed, it fires at once.
+            self.invalidate(node)
+            node.deadline = 0
+            node.state = .paused
+        case .running:
+            node.pauseWhenDone = true
+        case .paused, .ended:
+            break
+        }
+        return true
+    }
+
+    /// Resumes a paused timer with the time it had left. Returns whether it exists and whether
+    /// the loop must be woken.
+    package mutating func resume(_ id: TimerID, now: Int64) -> (found: Bool, wake: Bool) {
+        guard let node = self.timers[id] else { return (false, false) }
+        switch node.state {
+        case .paused:
+            node.deadline = now + node.deadline
+            node.catchUp = 0
+            return (true, self.push(node))
+        case .running:
+            node.pauseWhenDone = false
+            return (true, false)
+        case .pending, .taken, .ended:
+            return (true, false)
+        }
+    }
+
+    /// Whether the timer exists and is paused (or will park when its running call returns).
+    package func isPaused(_ id: TimerID) -> Bool {
+        guard let node = self.timers[id] else { return false }
+        return node.state == .paused || (node.state == .running && node.pauseWhenDone)
+    }
+
     // MARK: Cancellation
 
-    /// Ends the timer with this ID. Returns whether it existed and the handler the caller must
-    /// release outside the lock (releasing runs the captures' deinits: user code).
-    package mutating func cancel(_ id: TimerID) -> (found: Bool, handler: (@Sendable (Tick) -> Void)?) {
+    /// Ends the timer with this ID (only if its generation matches, when one is given). Returns
+    /// whether it existed and the handler the caller must release outside the lock (releasing
+    /// runs the captures' deinits: user code).
+    package mutating func cancel(
+        _ id: TimerID, generation: UInt64? = nil
+    ) -> (found: Bool, handler: (@Sendable (Tick) -> Void)?) {
+        if let generation {
+            guard let node = self.timers[id], node.sequence == generation else { return (false, nil) }
+        }
         guard let node = self.timers.removeValue(forKey: id) else { return (false, nil) }
         return (true, self.end(node))
     }
@@ -120,20 +227,17 @@ package struct TimerRegistry {
         return handlers
     }
 
-    /// Marks the registry shut down and ends every timer. Returns `nil` if it already was.
-    package mutating func shutdown() -> [@Sendable (Tick) -> Void]? {
-        guard !self.isShutDown else { return nil }
-        self.isShutDown = true
+    /// Stops accepting timers for `reason` and ends every timer. Returns `nil` if it already had
+    /// stopped (the first reason stays).
+    package mutating func close(_ reason: End) -> [@Sendable (Tick) -> Void]? {
+        guard self.end == nil else { return nil }
+        self.end = reason
         return self.cancelAll()
     }
 
     private mutating func end(_ node: TimerNode) -> (@Sendable (Tick) -> Void)? {
         if node.state == .pending {
-            self.garbage += 1
-            if self.garbage > 1024, self.garbage > self.heap.count / 2 {
-                self.heap.compact { $0.state == .ended }
-                self.garbage = 0
-            }
+            self.invalidate(node)
         }
         node.state = .ended
         defer { node.handler = nil }
@@ -144,86 +248,110 @@ package struct TimerRegistry {
 
     /// Pops the next due timer at `now` and applies its missed-tick policy, or reports the
     /// earliest deadline when nothing is due. Called by the loop only.
-    package mutating func next(now: Int64) -> Next {
+    ///
+    /// - Parameter limit: Deadlines after it are not due even if `now` passed them (virtual time:
+    ///   a handler that moved the clock past the instant an `advance` goes to).
+    package mutating func next(now: Int64, notAfter limit: Int64 = .max) -> Next {
         while let entry = self.heap.min {
-            let node = entry.node
-            guard node.state == .pending else {
+            guard entry.isLive else {
                 self.heap.removeMin()
                 self.garbage -= 1
                 continue
             }
-            guard entry.deadline <= now else {
+            guard entry.deadline <= now, entry.deadline <= limit else {
                 self.loopLooksAt = entry.deadline
                 return .idle(entry.deadline)
             }
             self.heap.removeMin()
             self.loopLooksAt = .min
-            return .fire(self.take(node, now: now))
+            return .fire(self.take(entry.node, now: now))
         }
         self.loopLooksAt = .max
         return .idle(nil)
     }
 
     /// ``next(now:)`` and, for a timer whose handler runs right here on the loop (no hop), its
-    /// ``begin(_:)`` under the same lock. Returns the handler to call, if any.
-    package mutating func nextOnLoop(now: Int64) -> (Next, (@Sendable (Tick) -> Void)?) {
-        let next = self.next(now: now)
+    /// ``begin(_:)`` under the same lock. Returns the call to make, if any.
+    package mutating func nextOnLoop(now: Int64, notAfter limit: Int64 = .max) -> (Next, Call?) {
+        let next = self.next(now: now, notAfter: limit)
         guard case .fire(let fire) = next, fire.node.queue == nil else { return (next, nil) }
-        return (next, self.begin(fire.node))
+        return (next, self.begin(fire))
     }
 
     private mutating func take(_ node: TimerNode, now: Int64) -> Fire {
         node.state = .taken
-        node.count += 1
         guard node.interval > 0 else {
-            return Fire(node: node, count: 1, missed: 0, scheduledAt: node.deadline)
+            return Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: node.deadline)
         }
         let deadline = node.deadline
         let periodsLate = UInt64((now - deadline) / node.interval)
         switch node.policy {
-        case .skip:
-            // Answer the latest grid point that passed; the next one stays on the grid.
+        case .burst where periodsLate == 0:
+            node.catchUp = 0
+            return Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: deadline)
+        case .burst where Int(node.catchUp) < MissedTickPolicy.maximumBurst:
+            node.catchUp += 1
+            return Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: deadline)
+        case .skip, .burst, .delay:
+            // Answer the latest grid point that passed. `.skip` (and a `.burst` out of catch-up
+            // calls) goes on from there; `.delay` restarts after the call (``complete``).
+            node.catchUp = 0
             node.deadline = deadline + Int64(periodsLate) * node.interval
-            return Fire(node: node, count: node.count, missed: periodsLate, scheduledAt: node.deadline)
-        case .burst:
-            return Fire(node: node, count: node.count, missed: 0, scheduledAt: deadline)
-        case .delay:
-            return Fire(node: node, count: node.count, missed: periodsLate, scheduledAt: deadline)
+            return Fire(node: node, epoch: node.epoch, missed: periodsLate, scheduledAt: node.deadline)
         }
     }
 
-    /// The call of a taken timer begins: returns its handler, or `nil` if the timer was cancelled
-    /// since it was taken (then nothing runs). A one-shot leaves the registry here, so its handler
-    /// may reuse the ID, and the service lets go of the handler once the call returns.
-    package mutating func begin(_ node: TimerNode) -> (@Sendable (Tick) -> Void)? {
-        guard node.state == .taken, let handler = node.handler else { return nil }
+    /// The call of a taken timer begins: returns its handler and count, or `nil` if the timer was
+    /// cancelled, paused or rescheduled since it was taken (then nothing runs). A one-shot leaves
+    /// the registry here, so its handler may reuse the ID, and the service lets go of the handler
+    /// once the call returns.
+    package mutating func begin(_ fire: Fire) -> Call? {
+        let node = fire.node
+        guard node.state == .taken, node.epoch == fire.epoch, let handler = node.handler else { return nil }
+        node.count += 1
         guard node.interval > 0 else {
             self.timers[node.id] = nil
             node.state = .ended
             node.handler = nil
-            return handler
+            return Call(handler: handler, count: node.count)
         }
         node.state = .running
-        return handler
+        return Call(handler: handler, count: node.count)
     }
 
-    /// A repeating timer's handler returned: arm its next deadline unless it was cancelled
-    /// meanwhile. Returns whether the loop must be woken.
-    package mutating func complete(_ node: TimerNode, firedAt: Int64) -> Bool {
-        guard node.state == .running else { return false }
-        if node.policy == .delay {
-            node.deadline = firedAt  // The grid restarts from the call, as `Tick.firedAt` reports it.
+    /// A repeating timer's handler returned at `firedAt` (the tick's instant): arm its next
+    /// deadline unless it was cancelled meanwhile, or park it if it was paused. Returns whether
+    /// the loop must be woken, and the handler to release outside the lock if the timer ended.
+    package mutating func complete(
+        _ fire: Fire, firedAt: Int64, now: Int64
+    ) -> (wake: Bool, ended: (@Sendable (Tick) -> Void)?) {
+        let node = fire.node
+        guard node.state == .running else { return (false, nil) }
+        var next: Int64
+        if let rescheduled = node.rescheduledTo {
+            next = rescheduled
+            node.rescheduledTo = nil
+        } else if node.policy == .delay, fire.missed > 0 {
+            next = firedAt + node.interval  // A period was missed: the grid restarts after this call.
+        } else {
+            let (sum, overflow) = node.deadline.addingReportingOverflow(node.interval)
+            guard !overflow else {
+                // Past the clock's range (centuries of uptime): the timer cannot fire again.
+                self.timers[node.id] = nil
+                node.state = .ended
+                defer { node.handler = nil }
+                return (false, node.handler)
+            }
+            next = sum
         }
-        let (next, overflow) = node.deadline.addingReportingOverflow(node.interval)
-        guard !overflow else {
-            // Past the clock's range (centuries of uptime): the timer cannot fire again. Its
-            // handler goes with the node, which the caller releases after the lock.
-            self.timers[node.id] = nil
-            node.state = .ended
-            return false
+        if node.pauseWhenDone {
+            node.pauseWhenDone = false
+            node.deadline = max(0, next - now)
+            node.state = .paused
+            return (false, nil)
         }
         node.deadline = next
-        return self.push(node)
+        return (self.push(node), nil)
     }
 
     /// The number of heap entries, live and garbage (for tests of compaction).

@@ -8,7 +8,7 @@ import Glibc
 /// `evthread_use_pthreads()` and its locks. The fd is closed only when the last holder is gone
 /// (the core, the engine and any handler still queued), so a late `wake()` can never write to a
 /// descriptor number the process has since reused.
-final class EventFDWaker: TimerLoop, @unchecked Sendable {
+final class EventFDWaker: TimerDoorbell, @unchecked Sendable {
     // Invariant: `fd` is immutable, valid until deinit, and eventfd writes are thread-safe.
     let fd: Int32
 

@@ -166,7 +166,7 @@ final class LibeventEngine: @unchecked Sendable {
 
     fileprivate func doorbellRang() {
         self.waker.drain()
-        if self.core.isShutDown {
+        if self.core.isClosed {
             event_base_loopbreak(self.base)
             return
         }
@@ -177,13 +177,16 @@ final class LibeventEngine: @unchecked Sendable {
     /// microseconds (or the configured spin margin) instead of sleeping through them.
     fileprivate func runTimers() {
         while true {
-            guard let next = self.core.runDue() else {
+            let next: Int64
+            switch self.core.runDue() {
+            case .empty:
                 event_del(self.alarm)
                 return
-            }
-            if next == .min {  // Batch limit: let the doorbell and any I/O have a turn.
+            case .batchLimitReached:  // Let the doorbell and any I/O have a turn.
                 self.arm(in: 0)
                 return
+            case .idle(let deadline):
+                next = deadline
             }
             var remaining = next - self.waker.now()
             if remaining > self.spinMargin + Self.minimumSpin {

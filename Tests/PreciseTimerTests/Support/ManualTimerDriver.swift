@@ -1,49 +1,48 @@
 import PreciseTimer
+import PreciseTimerTesting
 
-/// A ``TimerLoop`` whose clock only moves when a test says so.
-final class ManualLoop: TimerLoop {
-    private let state = SemaphoreGuarded((now: Int64(1_000_000_000), wakes: 0))
-
-    func now() -> Int64 { self.state.withLock { $0.now } }
-    func wake() { self.state.withLock { $0.wakes += 1 } }
-
-    var wakes: Int { self.state.withLock { $0.wakes } }
-
-    func set(_ now: Int64) {
-        self.state.withLock { $0.now = max($0.now, now) }
-    }
-}
-
-/// Drives a ``TimerCore`` by hand, like NIO's EmbeddedEventLoop or swift-clocks' TestClock:
-/// nothing fires until ``advance(by:)``, which moves the clock from deadline to deadline and
-/// runs what is due at each, on the calling thread.
+/// Drives the scheduling logic by hand on a ``TestTimerService`` (virtual time): nothing fires
+/// until ``advance(by:)``, which moves the clock from deadline to deadline and runs what is due
+/// at each, on the calling thread.
 final class ManualTimerDriver: Sendable {
-    let loop = ManualLoop()
-    let core: TimerCore
-
-    init() {
-        self.core = TimerCore(loop: self.loop)
-    }
+    let service = TestTimerService()
 
     /// The service under test.
-    var timers: any TimerService { self.core }
+    var timers: any TimerService { self.service }
 
-    var now: Int64 { self.loop.now() }
+    var now: Int64 { self.service.now.nanoseconds }
+
+    /// Loop wake-ups the service asked for so far.
+    var wakes: Int { self.service.wakeUps }
 
     /// Moves time forward by `duration`, firing every timer at its exact deadline on the way.
     func advance(by duration: Duration) {
-        let target = self.now + duration.timerNanoseconds!
-        while let next = self.core.runDue(), next <= target {
-            self.loop.set(next)  // .min (batch limit) leaves the clock where it is
-        }
-        self.loop.set(target)
-        _ = self.core.runDue()
+        try! self.service.advance(by: duration)
     }
 
     /// Moves time forward without running anything, as if the loop thread had been blocked,
     /// then lets the loop catch up at that instant.
     func stall(for duration: Duration) {
-        self.loop.set(self.now + duration.timerNanoseconds!)
-        while self.core.runDue() == .min {}
+        self.service.moveClock(to: self.service.now.advanced(byNanoseconds: duration.timerNanoseconds!))
+        try! self.service.advance(by: .zero)
+    }
+
+    /// From a handler: as if the handler ran until `now + nanoseconds`.
+    func runHandler(forNanoseconds nanoseconds: Int64) {
+        self.service.moveClock(to: self.service.now.advanced(byNanoseconds: nanoseconds))
+    }
+}
+
+extension MonotonicInstant {
+    func advanced(byNanoseconds nanoseconds: Int64) -> MonotonicInstant {
+        MonotonicInstant(nanoseconds: self.nanoseconds + nanoseconds)
+    }
+}
+
+extension MonotonicInstant {
+    // TEMP until InstantProtocol lands
+    func advanced(by duration: Duration) -> MonotonicInstant {
+        let (s, a) = duration.components
+        return MonotonicInstant(nanoseconds: self.nanoseconds + s * 1_000_000_000 + a / 1_000_000_000)
     }
 }

@@ -1,0 +1,38 @@
+extension BenchmarkRun {
+    /// 100 000 one-shots due at one instant, each service in a fresh child process.
+    mutating func measureStorm() {
+        let plan = self.plan
+        self.report.section(
+            "Storm, \(Format.count(plan.stormCount)) one-shots (ms)",
+            values: ["first", "last"], ratios: ["last ×Dispatch"])
+        var results: [ServiceKind: ProbeResult] = [:]
+        let kinds: [ServiceKind] = [.precise, .dispatch, .nio]
+        for kind in kinds {
+            Self.log("storm: \(kind.label)")
+            switch ProbeLauncher.run(.storm(kind, count: plan.stormCount)) {
+            case .success(let result): results[kind] = result
+            case .failure(let skip): self.report.skipped(kind.label, reason: skip.reason)
+            }
+        }
+        let reference = results[.dispatch]?["last"] ?? .nan
+        for kind in kinds {
+            guard let result = results[kind] else { continue }
+            let last = result["last"]
+            var notes: [String] = []
+            if kind == .precise {
+                notes.append(
+                    self.report.check(
+                        "≤ 50 ms", last <= 50_000_000,
+                        "fire storm of \(plan.stormCount) done ≤ 50 ms after its deadline: \(Format.milli(last)) ms"))
+            }
+            if result["overrun"] > 0 {
+                notes.append("scheduling ended \(Format.milli(result["overrun"])) ms after the deadline")
+            }
+            self.report.row(
+                kind.label, values: [Format.milli(result["first"]), Format.milli(last)],
+                ratios: kind == .dispatch ? [] : [Format.ratio(last / reference)], note: notes.joined(separator: " · "))
+            self.figures["storm.\(kind.rawValue).first"] = result["first"]
+            self.figures["storm.\(kind.rawValue).last"] = last
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import NIOCore
+import NIOPosix
+import PreciseTimer
+
+/// Process CPU while a single 1 s repeating timer idles (run in a child process, several at
+/// once: idle children hardly compete).
+enum IdleBenchmark {
+    /// Starts the timer, lets start-up settle for half a second, then reads process CPU over
+    /// `seconds`.
+    /// - Returns: Figures `cpu` (nanoseconds over the whole window) and `seconds`.
+    static func run(_ kind: ServiceKind, seconds: Int) throws -> (figures: [String: Double], keepAlive: AnyObject?) {
+        var keepAlive: AnyObject?
+        switch kind {
+        case .none:
+            break
+        case .nio:
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            _ = group.next().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in }
+            keepAlive = group
+        case .precise, .dispatch:
+            let timers = try kind.makeTimerService()
+            try timers.scheduleRepeating(every: .seconds(1)) { _ in }
+            keepAlive = timers
+        }
+        Measure.sleep(seconds: 0.5)
+        let before = Measure.processCPU()
+        Measure.sleep(seconds: Double(seconds))
+        let cpu = Measure.processCPU() - before
+        return (["cpu": Double(cpu), "seconds": Double(seconds)], keepAlive)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+extension Probe {
+    /// Runs the measurement in this (child) process, prints its ``ProbeResult`` as one line of
+    /// JSON and exits at once, with the service still alive: tearing down a million timers is
+    /// no part of any measurement.
+    func runAndExit() throws -> Never {
+        let result: ProbeResult
+        let keepAlive: AnyObject?
+        switch self {
+        case .cost(let kind, let order, let threads, let pending, let pairs):
+            if kind == .nio {
+                result = ProbeResult(figures: try CostBenchmark.runNIO(pending: pending, pairs: pairs, order: order))
+                keepAlive = nil
+            } else {
+                let timers = try kind.makeTimerService()
+                result = ProbeResult(
+                    figures: try CostBenchmark.run(
+                        timers, pending: pending, pairs: pairs, threads: threads, order: order))
+                keepAlive = timers
+            }
+        case .memory(let kind, let count):
+            let (figures, service) = try MemoryBenchmark.run(kind, count: count)
+            (result, keepAlive) = (ProbeResult(figures: figures), service)
+        case .storm(let kind, let count):
+            let (figures, service) = try StormBenchmark.run(kind, count: count)
+            (result, keepAlive) = (ProbeResult(figures: figures), service)
+        case .idle(let kind, let seconds):
+            let (figures, service) = try IdleBenchmark.run(kind, seconds: seconds)
+            (result, keepAlive) = (ProbeResult(figures: figures), service)
+        case .concurrent(let kind, let count, let milliseconds, let interval):
+            let timers = try kind.makeTimerService()
+            result = try ConcurrentBenchmark.run(
+                timers, count: count, seconds: Double(milliseconds) / 1_000, interval: interval)
+            keepAlive = timers
+        }
+        let data = try JSONEncoder().encode(result)
+        FileHandle.standardOutput.write(data)
+        withExtendedLifetime(keepAlive) {}
+        exit(0)
+    }
+}

@@ -1,0 +1,211 @@
+import Dispatch
+import PreciseTimer
+
+/// A ``TimerService`` on virtual time, for unit-testing code that uses timers: nothing fires
+/// until the test moves time with ``advance(by:)`` or ``advance(to:)``, which fire every timer
+/// due on the way, at its exact deadline, in order, on the calling thread, and return when they
+/// are done.
+///
+/// It is the same scheduling logic as ``PreciseTimer`` (the same registry, ordering, missed-tick
+/// policies, errors and cancel guarantee) with a clock that stands still, in the spirit of
+/// SwiftNIO's `EmbeddedEventLoop` and swift-clocks' `TestClock`:
+///
+/// ```swift
+/// let timers = TestTimerService()
+/// let session = Session(timers: timers, idleTimeout: .seconds(30))
+/// timers.advance(by: .seconds(29))
+/// #expect(!session.isExpired)
+/// timers.advance(by: .seconds(1))
+/// #expect(session.isExpired)
+/// ```
+///
+/// Time never moves by itself, not even for a `.zero` delay: `advance(by: .zero)` fires what is
+/// due now. Handlers may schedule, reschedule and cancel timers (a timer they schedule for a
+/// deadline within the advance fires in the same advance), but must not call ``advance(by:)``:
+/// that is a misuse and traps. ``TimerExecutor/queue(_:)`` handlers run on their queue, and
+/// `advance` waits for each (so never advance from that queue). ``TimerClock`` and
+/// ``TickSequence`` work on it: a `sleep` resumes when `advance` passes its deadline.
+///
+/// - Important: `advance` must be called from one thread at a time.
+public final class TestTimerService: TimerService {
+    private let clock: ManualDoorbell
+    private let core: TimerCore
+    private let advancing = SemaphoreGuarded(false)
+
+    /// Creates a service whose clock starts at `start`.
+    ///
+    /// - Parameter start: The initial virtual time; by default 1 000 s after the clock's origin,
+    ///   so tests can go back from it.
+    public init(start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000)) {
+        self.clock = ManualDoorbell(now: start.nanoseconds)
+        self.core = TimerCore(doorbell: self.clock, hopsSynchronously: true)
+    }
+
+    deinit {
+        self.core.close(.shutDown)
+    }
+
+    // MARK: Moving time
+
+    /// Moves time forward by `duration`, firing every timer due on the way at its deadline.
+    ///
+    /// - Throws: ``PreciseTimerError/Code/invalidDelay`` for a negative or too long duration.
+    public func advance(by duration: Duration) throws(PreciseTimerError) {
+        let nanoseconds = try duration.validatedDelay(for: nil)
+        try self.advance(to: MonotonicInstant(nanoseconds: self.clock.now() + nanoseconds))
+    }
+
+    /// Moves time forward to `instant`, firing every timer due on the way at its deadline. An
+    /// instant in the past fires what is due now and leaves the clock where it is.
+    ///
+    /// - Throws: ``PreciseTimerError/Code/invalidDelay`` when `instant` is beyond
+    ///   ``PreciseTimer/maximumDuration`` from now.
+    public func advance(to instant: MonotonicInstant) throws(PreciseTimerError) {
+        let target = try TimerRequest.validated(instant, now: self.clock.now(), id: nil)
+        let reentered = self.advancing.withLock { advancing in
+            defer { advancing = true }
+            return advancing
+        }
+        precondition(!reentered, "TestTimerService.advance called from a handler or from two threads at once")
+        defer { self.advancing.withLock { $0 = false } }
+        // Bounded by `target`: a handler that moves the clock (as if it ran long) cannot make the
+        // advance chase its own clock forever.
+        while true {
+            switch self.core.runDue(notAfter: target) {
+            case .batchLimitReached:
+                continue
+            case .idle(let next) where next <= target:
+                self.clock.set(next)
+            case .idle, .empty:
+                self.clock.set(target)
+                // What the last handlers scheduled for exactly `target`.
+                while self.core.runDue(notAfter: target) == .batchLimitReached {}
+                return
+            }
+        }
+    }
+
+    /// Moves time to the earliest pending deadline and fires what is due there.
+    ///
+    /// - Returns: `false` (time unchanged) when no timer is pending.
+    @discardableResult
+    public func advanceToNextDeadline() -> Bool {
+        guard let next = self.nextDeadline else { return false }
+        try? self.advance(to: next)
+        return true
+    }
+
+    /// The earliest deadline of a pending (not paused) timer, if any. Fires nothing, except
+    /// timers already due now.
+    public var nextDeadline: MonotonicInstant? {
+        let target = self.clock.now()
+        while true {
+            switch self.core.runDue(notAfter: target) {
+            case .batchLimitReached: continue
+            case .idle(let next): return MonotonicInstant(nanoseconds: next)
+            case .empty: return nil
+            }
+        }
+    }
+
+    /// How often the service would have woken a real loop (a new earliest deadline).
+    public var wakeUps: Int { self.clock.wakes }
+
+    /// Moves the clock without firing anything, as if the loop were blocked (or, from a handler,
+    /// as if the handler ran that long); the next `advance` catches up. Never moves back.
+    package func moveClock(to instant: MonotonicInstant) {
+        self.clock.set(instant.nanoseconds)
+    }
+
+    // MARK: TimerService
+
+    /// The virtual time.
+    public var now: MonotonicInstant { self.core.now }
+
+    /// See ``TimerService/schedule(id:after:options:_:)``.
+    @discardableResult
+    public func schedule(
+        id: TimerID?, after delay: Duration, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.core.schedule(id: id, after: delay, options: options, handler)
+    }
+
+    /// See ``TimerService/schedule(id:at:options:_:)``.
+    @discardableResult
+    public func schedule(
+        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.core.schedule(id: id, at: deadline, options: options, handler)
+    }
+
+    /// See ``TimerService/scheduleRepeating(id:every:startingAfter:options:_:)``.
+    @discardableResult
+    public func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.core.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options, handler)
+    }
+
+    /// See ``TimerService/scheduleRepeating(id:every:startingAt:options:_:)``.
+    @discardableResult
+    public func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.core.scheduleRepeating(id: id, every: interval, startingAt: start, options: options, handler)
+    }
+
+    /// See ``TimerService/reschedule(_:after:)``.
+    @discardableResult
+    public func reschedule(_ id: TimerID, after delay: Duration) throws -> Bool {
+        try self.core.reschedule(id, after: delay)
+    }
+
+    /// See ``TimerService/reschedule(_:at:)``.
+    @discardableResult
+    public func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws -> Bool {
+        try self.core.reschedule(id, at: deadline)
+    }
+
+    /// See ``TimerService/pause(_:)``.
+    @discardableResult
+    public func pause(_ id: TimerID) -> Bool { self.core.pause(id) }
+
+    /// See ``TimerService/resume(_:)``.
+    @discardableResult
+    public func resume(_ id: TimerID) -> Bool { self.core.resume(id) }
+
+    /// See ``TimerService/isPaused(_:)``.
+    public func isPaused(_ id: TimerID) -> Bool { self.core.isPaused(id) }
+
+    /// See ``TimerService/cancel(_:)``.
+    @discardableResult
+    public func cancel(_ id: TimerID) -> Bool { self.core.cancel(id) }
+
+    /// See ``TimerService/cancel(_:generation:)``.
+    @discardableResult
+    public func cancel(_ id: TimerID, generation: UInt64) -> Bool { self.core.cancel(id, generation: generation) }
+
+    /// See ``TimerService/generation(of:)``.
+    public func generation(of id: TimerID) -> UInt64? { self.core.generation(of: id) }
+
+    /// See ``TimerService/cancelAll()``.
+    public func cancelAll() { self.core.cancelAll() }
+
+    /// See ``TimerService/isScheduled(_:)``.
+    public func isScheduled(_ id: TimerID) -> Bool { self.core.isScheduled(id) }
+
+    /// See ``TimerService/scheduledIDs``.
+    public var scheduledIDs: [TimerID] { self.core.scheduledIDs }
+
+    /// See ``TimerService/scheduledCount``.
+    public var scheduledCount: Int { self.core.scheduledCount }
+
+    /// Ends every timer and refuses new ones. Idempotent; safe from handlers.
+    public func shutdown() { self.core.close(.shutDown) }
+}
