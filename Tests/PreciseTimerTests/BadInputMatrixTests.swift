@@ -288,8 +288,9 @@ struct BadInputMatrixTests {
         ]
         let fired = Recorder<TimerID>()
         for id in ids {
-            // Long enough that none fires before the registry is inspected, even on a loaded machine.
-            try timers.schedule(id: id, after: .milliseconds(500)) { fired.append($0.id) }
+            // None fires before the registry is inspected, however slow the machine (a sanitizer
+            // build hashing 100 000-character IDs); `reschedule` then makes them all due.
+            try timers.schedule(id: id, after: .seconds(600)) { fired.append($0.id) }
         }
         // IDs compare as Swift strings, by canonical equivalence: precomposed "é" is the same ID.
         try timers.schedule(id: "cafe\u{301}", after: .seconds(60)) { _ in }
@@ -298,6 +299,9 @@ struct BadInputMatrixTests {
         }
         #expect(timers.cancel("caf\u{E9}"))
         #expect(Set(timers.scheduledIDs) == Set(ids))
+        for id in ids {
+            #expect(try timers.reschedule(id, after: .zero))
+        }
         let received = await fired.wait(forCount: ids.count)
         #expect(Set(received) == Set(ids))
         #expect(received.count == ids.count, "a one-shot fired twice")
