@@ -149,8 +149,7 @@ package final class TimerCore: Sendable {
     }
 
     package func cancelAll() {
-        let handlers = self.registry.withLock { $0.cancelAll() }
-        withExtendedLifetime(handlers) {}
+        self.registry.withLock { $0.cancelAll() }.release()  // Handlers released outside the lock.
     }
 
     package func isScheduled(_ id: TimerID) -> Bool {
@@ -174,8 +173,9 @@ package final class TimerCore: Sendable {
     /// - Returns: `false` if the core was already closed (the first reason stays).
     @discardableResult
     package func close(_ reason: TimerRegistry.End) -> Bool {
-        let handlers = self.registry.withLock { $0.close(reason) }
-        return handlers != nil
+        guard let swept = self.registry.withLock({ $0.close(reason) }) else { return false }
+        swept.release()
+        return true
     }
 
     package var isClosed: Bool {

@@ -6,9 +6,9 @@
 /// children per parent halve the depth of a binary heap (a pop of a million entries crosses 10
 /// levels, not 20), and the four children sit in adjacent cache lines.
 /// Cancelled nodes are not removed here (that would cost O(log n) of scattered writes per
-/// cancel, pause or reschedule); the registry counts such stale entries as garbage and calls
-/// ``compact()`` once they outnumber the live ones, which keeps memory bounded and those
-/// operations O(1) amortized (a reschedule adds one O(log n) push).
+/// cancel, pause or reschedule); the registry counts such stale entries as garbage and, once
+/// they outnumber the live ones, removes a few with ``removeStale(scanning:)`` at every
+/// operation that adds one: memory stays bounded and no operation holds the lock for O(n).
 package struct TimerHeap {
     package struct Entry {
         package var deadline: Int64
@@ -55,12 +55,39 @@ package struct TimerHeap {
         self.entries.removeAll()
     }
 
-    /// Drops every entry that is no longer live, then restores heap order in O(n).
-    package mutating func compact() {
-        self.entries.removeAll { !$0.isLive }
-        var index = (self.entries.count + 2) / 4
-        while index > 0 {
-            index -= 1
+    /// Entries ``removeStale(scanning:)`` looks at per call: with more than half of them stale,
+    /// a call removes more than the one stale entry the operation that triggered it added.
+    package static let sweepBudget = 8
+
+    /// Where the incremental sweep goes on from (it walks the array from the end).
+    private var sweepCursor = 0
+
+    /// Looks at up to `budget` entries, moving down the array from where the previous call
+    /// stopped, and removes the stale ones. Returns how many it removed.
+    package mutating func removeStale(scanning budget: Int) -> Int {
+        var removed = 0
+        for _ in 0..<budget {
+            guard !self.entries.isEmpty else { break }
+            if self.sweepCursor <= 0 || self.sweepCursor >= self.entries.count {
+                self.sweepCursor = self.entries.count
+            }
+            self.sweepCursor -= 1
+            if !self.entries[self.sweepCursor].isLive {
+                self.remove(at: self.sweepCursor)
+                removed += 1
+            }
+        }
+        return removed
+    }
+
+    /// Removes the entry at `index`: the last entry takes its place and sifts to where it belongs.
+    private mutating func remove(at index: Int) {
+        let last = self.entries.removeLast()
+        guard index < self.entries.count else { return }
+        self.entries[index] = last
+        if index > 0, last < self.entries[(index - 1) / 4] {
+            self.siftUp(from: index)
+        } else {
             self.siftDown(from: index)
         }
     }

@@ -5,7 +5,8 @@ import Dispatch
 /// Nodes are shared between the registry, the heap and a fire in flight, so this is a class;
 /// it stays small (no per-timer libevent event) because a daemon may hold a million of them.
 package final class TimerNode: @unchecked Sendable {
-    // Invariant: every `var` is read and written only under the registry's semaphore.
+    // Invariant: every `var` is read and written only under the registry's semaphore, except
+    // `handler` of a node that `cancelAll` swapped out (see ``TimerRegistry/Swept``).
 
     package enum State: UInt8 {
         /// In the heap (one live entry, the one stamped with the node's `epoch`), waiting for its
@@ -40,6 +41,9 @@ package final class TimerNode: @unchecked Sendable {
     /// Bumped whenever the node's heap entry or a fire already taken becomes stale (reschedule,
     /// pause): only the entry and the fire stamped with the current epoch may start a call.
     package var epoch: UInt32 = 0
+    /// The registry's era when it was scheduled; an older era means ended by `cancelAll` or
+    /// `close`, whatever `state` says (see ``TimerRegistry/cancelAll()``).
+    package var era: UInt32 = 0
     package var count: UInt64 = 0
     package var state: State = .pending
     /// Set by `pause` while the handler runs: the timer parks when the call returns.
