@@ -95,6 +95,18 @@ struct SchedulingLogicTests {
         #expect(ticks.values.last?.scheduledAt.nanoseconds == start + 40 * self.ms)
     }
 
+    @Test("a re-armed repeating timer keeps its place among equal deadlines scheduled after it")
+    func rearmKeepsOrder() throws {
+        let driver = ManualTimerDriver()
+        let order = Recorder<TimerID>()
+        try driver.timers.scheduleRepeating(id: "repeating", every: .milliseconds(10)) { order.append($0.id) }
+        // Due at the repeating timer's second deadline, scheduled after it.
+        try driver.timers.schedule(id: "one-shot", after: .milliseconds(20)) { order.append($0.id) }
+        driver.advance(by: .milliseconds(20))
+        #expect(order.values == ["repeating", "repeating", "one-shot"])
+        driver.timers.cancelAll()
+    }
+
     @Test("delay: on-time ticks stay on the grid; after a stall, one call, then the grid restarts from it")
     func delayPolicy() throws {
         let driver = ManualTimerDriver()
