@@ -119,7 +119,7 @@ struct ControlConformanceTests {
         #expect(values.map(\.count) == Array(1...UInt64(values.count)), "count kept across the move")
     }
 
-    @Test("reschedule with a bad delay throws .invalidDelay and changes nothing", arguments: Implementation.allCases)
+    @Test("reschedule with a bad delay throws .invalidDelay and changes nothing", arguments: Implementation.untimed)
     func rescheduleBadInput(_ implementation: Implementation) throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -195,7 +195,7 @@ struct ControlConformanceTests {
         #expect(values.map(\.count) == Array(1...UInt64(values.count)))
     }
 
-    @Test("cancel of a paused timer releases its handler", arguments: Implementation.allCases)
+    @Test("cancel of a paused timer releases its handler", arguments: Implementation.untimed)
     func cancelPaused(_ implementation: Implementation) throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }

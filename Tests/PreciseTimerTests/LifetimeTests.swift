@@ -174,7 +174,7 @@ struct LifetimeTests {
         var timers: (any TimerService)? =
             switch implementation {
             case .libevent: try PreciseTimer(configuration: .init(threadName: threadName))
-            case .dispatch: DispatchReferenceTimer()
+            case .dispatch, .virtual: try implementation.make()
             }
         var canaries: [Canary]? = [Canary(), Canary()]
         let probes = canaries!.map(WeakProbe.init)

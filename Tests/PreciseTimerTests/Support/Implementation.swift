@@ -1,10 +1,20 @@
 import PreciseTimer
 import PreciseTimerReference
+import PreciseTimerTesting
 
-/// The two implementations every conformance test runs against.
+/// The implementations the conformance tests run against.
 enum Implementation: String, CaseIterable, CustomStringConvertible, Sendable {
     case libevent
     case dispatch
+    /// `TestTimerService`: time moves only when told, so it runs the scenarios that need no time
+    /// to pass (bad input, shutdown, registry queries).
+    case virtual
+
+    /// The services on real time: every conformance scenario runs on both.
+    static var allCases: [Implementation] { [.libevent, .dispatch] }
+
+    /// The real services and the virtual-time one, for scenarios in which no time passes.
+    static let untimed: [Implementation] = [.libevent, .dispatch, .virtual]
 
     var description: String { self.rawValue }
 
@@ -12,6 +22,7 @@ enum Implementation: String, CaseIterable, CustomStringConvertible, Sendable {
         switch self {
         case .libevent: try PreciseTimer()
         case .dispatch: DispatchReferenceTimer()
+        case .virtual: TestTimerService()
         }
     }
 }
