@@ -40,6 +40,15 @@ let package = Package(
             ],
             path: "examples/example-ticker"
         ),
+        .executableTarget(
+            name: "precise-stress",
+            dependencies: [
+                "PreciseTimer",
+                "PreciseTimerReference",
+                "PreciseTimerTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(
             name: "PreciseTimerTests",
             dependencies: ["PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting"]

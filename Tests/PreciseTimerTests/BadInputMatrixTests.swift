@@ -1,5 +1,6 @@
 import Dispatch
 import PreciseTimer
+import PreciseTimerTesting
 import Testing
 
 /// Every bad input, on both implementations: a typed error or a documented no-op, and nothing

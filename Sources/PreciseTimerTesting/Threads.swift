@@ -4,7 +4,7 @@ import Glibc
 /// bodies a few at a time on a 2-core machine) and returns once all of them have returned.
 ///
 /// Blocks the calling thread: call it from a Dispatch queue, never from a Swift-concurrency task.
-func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+package func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let threads = (0..<count).map { index in
         // +1 handed to the thread, taken back (released) by the thread itself.
         let context = Unmanaged.passRetained(ThreadBody { body(index) }).toOpaque()

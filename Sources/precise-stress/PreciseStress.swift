@@ -1,0 +1,55 @@
+import ArgumentParser
+import Dispatch
+import Glibc
+import PreciseTimer
+import PreciseTimerReference
+import PreciseTimerTesting
+import Synchronization
+
+/// The scale stress run: many threads schedule, reschedule, cancel and `cancelAll` at once on
+/// each implementation while timers fire, then every timer is accounted for; then millions of
+/// schedule/cancel cycles must leave the resident set flat. Prints one summary line per
+/// implementation and exits 1 on any violation.
+@main
+struct PreciseStress: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "precise-stress",
+        abstract: "Hammer PreciseTimer and DispatchReferenceTimer from many threads and account for every timer.")
+
+    @Option(help: "Worker threads.")
+    var threads = 8
+
+    @Option(help: "Operations per thread.")
+    var operations = 100_000
+
+    @Option(help: "Schedule/cancel cycles for the memory check (0 skips it).")
+    var cycles = 10_000_000
+
+    @Option(help: "Implementations to run: libevent, dispatch or both.")
+    var implementation: Contestant = .both
+
+    enum Contestant: String, ExpressibleByArgument, CaseIterable {
+        case libevent, dispatch, both
+    }
+
+    func validate() throws {
+        guard self.threads > 0, self.operations > 0, self.cycles >= 0 else {
+            throw ValidationError("--threads and --operations must be positive, --cycles not negative")
+        }
+    }
+
+    func run() throws {
+        var failed = false
+        let kinds: [Contestant] = self.implementation == .both ? [.libevent, .dispatch] : [self.implementation]
+        for kind in kinds {
+            let make: () throws -> any TimerService =
+                kind == .libevent ? { try PreciseTimer() } : { DispatchReferenceTimer() }
+            let mixed = try MixedRun(threads: self.threads, operations: self.operations).run(on: make())
+            let memory = try MemoryRun(cycles: self.cycles).run(on: make())
+            print("stress[\(kind.rawValue)]: \(mixed.summary); \(memory.summary)")
+            failed = failed || !mixed.violations.isEmpty || !memory.isFlat
+            for violation in mixed.violations.prefix(10) { print("  violation: \(violation)") }
+        }
+        if failed { throw ExitCode.failure }
+    }
+}
