@@ -40,6 +40,10 @@ let package = Package(
             ],
             path: "examples/example-ticker"
         ),
+        .executableTarget(
+            name: "precise-churn",
+            dependencies: ["PreciseTimer"]
+        ),
         .testTarget(
             name: "PreciseTimerTests",
             dependencies: ["PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting"]

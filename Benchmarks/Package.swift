@@ -4,7 +4,7 @@ import PackageDescription
 
 // A separate package, so that depending on PreciseTimer never pulls in SwiftNIO or HdrHistogram.
 // Run from the repository root:
-//     swift run -c release --package-path Benchmarks precise-bench [--quick] [--json]
+//     scripts/with-libevent swift run -c release --package-path Benchmarks precise-bench [--quick] [--json]
 //
 // SwiftPM names a path dependency after its folder, which is whatever the clone was called.
 let mainPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -60,15 +60,17 @@ extension BenchmarkRun {
             let worst = names.map { result["worst.\($0)"] }.max() ?? .nan
             var note = "one thread; includes its preemption"
             if kind == .precise {
-                note = self.report.check(
-                    "≤ 1 ms", worst <= 1_000_000,
-                    "every single call's lock hold ≤ 1 ms at \(plan.pending) pending: longest "
-                        + "\(Format.micro(worst)) µs over \(plan.controlOps) each of schedule, cancel, reschedule")
+                note =
+                    self.report.check(
+                        "≤ 1 ms", worst <= 1_000_000,
+                        "every single call's lock hold ≤ 1 ms at \(plan.pending) pending: longest "
+                            + "\(Format.micro(worst)) µs over \(plan.controlOps) each of schedule, cancel, reschedule")
                     + " · " + note
             }
             self.report.row(
                 kind.label,
-                values: names.map { Format.micro(result["worst.\($0)"]) } + names.map { Format.micro(result["p999.\($0)"]) },
+                values: names.map { Format.micro(result["worst.\($0)"]) }
+                    + names.map { Format.micro(result["p999.\($0)"]) },
                 note: note)
             for name in names {
                 self.figures["control.\(kind.rawValue).worst.\(name)"] = result["worst.\(name)"]

@@ -25,7 +25,8 @@ extension BenchmarkRun {
             }
             self.report.row(
                 kind.label, values: [Format.micro(cpu), Format.micro(cpu / Double(plan.idleSeconds))],
-                ratios: kind != .none && kind != ServiceKind.reference ? [Format.ratio(cpu / reference)] : [], note: note)
+                ratios: kind != .none && kind != ServiceKind.reference ? [Format.ratio(cpu / reference)] : [],
+                note: note)
             self.figures["idle.\(kind.rawValue).cpuPerSecond"] = cpu / Double(plan.idleSeconds)
         }
     }

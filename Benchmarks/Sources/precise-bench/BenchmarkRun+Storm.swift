@@ -30,7 +30,8 @@ extension BenchmarkRun {
             }
             self.report.row(
                 kind.label, values: [Format.milli(result["first"]), Format.milli(last)],
-                ratios: kind == ServiceKind.reference ? [] : [Format.ratio(last / reference)], note: notes.joined(separator: " · "))
+                ratios: kind == ServiceKind.reference ? [] : [Format.ratio(last / reference)],
+                note: notes.joined(separator: " · "))
             self.figures["storm.\(kind.rawValue).first"] = result["first"]
             self.figures["storm.\(kind.rawValue).last"] = last
         }

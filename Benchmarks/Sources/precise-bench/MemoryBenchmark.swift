@@ -12,7 +12,9 @@ enum MemoryBenchmark {
         return try Self.run(kind.makeScaleService(), count: count)
     }
 
-    private static func run(_ timers: some ScaleService, count: Int) throws -> (figures: [String: Double], keepAlive: AnyObject) {
+    private static func run(
+        _ timers: some ScaleService, count: Int
+    ) throws -> (figures: [String: Double], keepAlive: AnyObject) {
         try timers.settle()
         let before = Measure.residentBytes()
         for _ in 0..<count { try timers.oneShot(after: .seconds(3_600)) {} }

@@ -63,7 +63,9 @@ extension GCDTimers: ScaleService {
     }
 
     func repeating(every interval: Int64, first: Int64, _ body: @escaping @Sendable (UInt64?) -> Void) throws {
-        self.scheduleRepeating(every: .nanoseconds(interval), startingAfter: .nanoseconds(max(first - Measure.now(), 0))) {
+        self.scheduleRepeating(
+            every: .nanoseconds(interval), startingAfter: .nanoseconds(max(first - Measure.now(), 0))
+        ) {
             body(nil)
         }
     }
