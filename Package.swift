@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -48,6 +48,10 @@ let package = Package(
                 "PreciseTimerTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .executableTarget(
+            name: "precise-churn",
+            dependencies: ["PreciseTimer"]
         ),
         .testTarget(
             name: "PreciseTimerTests",

@@ -1,10 +1,10 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import Foundation
 import PackageDescription
 
 // A separate package, so that depending on PreciseTimer never pulls in SwiftNIO or HdrHistogram.
 // Run from the repository root:
-//     swift run -c release --package-path Benchmarks precise-bench [--quick] [--json]
+//     scripts/with-libevent swift run -c release --package-path Benchmarks precise-bench [--quick] [--json]
 //
 // SwiftPM names a path dependency after its folder, which is whatever the clone was called.
 let mainPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

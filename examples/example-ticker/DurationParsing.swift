@@ -43,22 +43,10 @@ enum DurationParsing {
         return interval
     }
 
-    /// Parses a run length in seconds (`3`, `0.5`), converted with `Duration.checkedSeconds`,
-    /// which rejects NaN, infinities, negative and out-of-range values with a `PreciseTimerError`.
-    static func parseSeconds(_ text: String) throws(InvalidValue) -> Duration {
-        guard let seconds = Double(text) else {
-            throw InvalidValue(description: "not a number of seconds (e.g. 3 or 0.5)")
-        }
-        let duration: Duration
-        do {
-            duration = try Duration.checkedSeconds(seconds)
-        } catch {
-            throw InvalidValue(description: "must be a finite number of seconds, at least zero (\(error))")
-        }
-        guard duration > .zero else {
-            throw InvalidValue(description: "must be greater than zero")
-        }
-        return duration
+    /// Parses a run length: like ``parseInterval(_:)``, and a bare number (`3`, `0.5`) is seconds.
+    static func parseLength(_ text: String) throws(InvalidValue) -> Duration {
+        let isBareNumber = !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
+        return try self.parseInterval(isBareNumber ? text + "s" : text)
     }
 
     /// Formats a duration with the largest unit that keeps it short: `1ms`, `250us`, `1.5s`.

@@ -2,11 +2,7 @@ import Dispatch
 import PreciseTimer
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// Ctrl-C as an event on a queue: SIGINT is ignored at the process level and delivered through
 /// a Dispatch signal source, so the reaction (stop the tickers, print the summary) runs as

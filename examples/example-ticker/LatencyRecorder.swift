@@ -68,19 +68,22 @@ final class LatencyRecorder: Sendable {
         self.state = Mutex(state)
     }
 
-    /// Marks the grid's origin: call just before scheduling the timer, so the drift is measured
-    /// against the moment the run asked for the timer, not against anything the service reports.
-    func markOrigin() {
-        let now = MonotonicInstant.now()
-        self.state.withLock { $0.origin = now }
+    /// Sets the grid's origin: the timer's k-th deadline is `origin + k·interval`. The run picks
+    /// it and schedules the timer with `startingAt: origin + interval`, so lateness and drift are
+    /// measured against the grid the run asked for, never against what the service reports.
+    func setOrigin(_ origin: MonotonicInstant) {
+        self.state.withLock { $0.origin = origin }
     }
 
     /// Records one tick. Called by the timer's handler, on the timer's thread.
     func record(_ tick: Tick) -> Outcome {
-        let lateness = max(0, tick.firedAt.nanoseconds - tick.scheduledAt.nanoseconds)
-        return self.state.withLock { state in
+        self.state.withLock { state in
             if state.isClosed { return .ignored }
             if let limit = self.limit, state.progress.ticks >= limit { return .ignored }
+            // This call answers period k = calls so far + every period skipped, this one's included.
+            let period = Int64(state.progress.ticks) + Int64(clamping: state.progress.missed + tick.missed) + 1
+            let deadline = (state.origin?.nanoseconds ?? 0) &+ period &* self.interval.wholeNanoseconds
+            let lateness = tick.firedAt.nanoseconds - deadline
             if state.samples.count < self.capacity {
                 state.samples.append(lateness)
             }

@@ -2,11 +2,7 @@ import Dispatch
 import PreciseTimer
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// The live status shown while the tickers run: redrawn in place four times a second on a
 /// terminal, one plain line a second otherwise (a log file, a pipe, CI).

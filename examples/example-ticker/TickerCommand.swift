@@ -25,8 +25,9 @@ struct TickerCommand: ParsableCommand {
 
     @Option(
         parsing: .unconditional,
-        help: ArgumentHelp("How long to run, in seconds. (default: 3)", valueName: "seconds"),
-        transform: DurationParsing.parseSeconds)
+        help: ArgumentHelp(
+            "How long to run, e.g. 10s, 500ms; a bare number is seconds. (default: 3s)", valueName: "duration"),
+        transform: DurationParsing.parseLength)
     var duration: Duration?
 
     @Option(
@@ -52,14 +53,6 @@ struct TickerCommand: ParsableCommand {
     @Flag(help: "Print the summary as JSON instead of a table.")
     var json = false
 
-    @Option(
-        parsing: .unconditional,
-        help: ArgumentHelp(
-            "Leak-check mode: run N schedule/cancel/fire cycles on PreciseTimer, shut down, "
-                + "print the counts and exit. Other options are ignored.", valueName: "N"),
-        transform: Self.parsePositive)
-    var churn: Int?
-
     func validate() throws {
         if self.duration != nil, self.count != nil {
             throw ValidationError("Use either --duration or --count, not both.")
@@ -67,10 +60,6 @@ struct TickerCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let cycles = self.churn {
-            print(try Churn(cycles: cycles).run())
-            return
-        }
         let run = TickerRun(
             interval: self.interval ?? .milliseconds(1),
             length: self.count.map { .count($0) } ?? .duration(self.duration ?? .seconds(3)),
@@ -105,7 +94,7 @@ struct TickerCommand: ParsableCommand {
         return "\n" + parts.joined(separator: ", ")
     }
 
-    /// A whole number of at least 1 (`--count`, `--churn`).
+    /// A whole number of at least 1 (`--count`).
     @Sendable
     private static func parsePositive(_ text: String) throws(InvalidValue) -> Int {
         guard let value = Int(text) else {

@@ -3,11 +3,7 @@ import Dispatch
 import PreciseTimer
 import PreciseTimerReference
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// One ticker run: a repeating timer per backend, all running at once, each on its own service,
 /// until the duration passes, every ticker reached its count, or Ctrl-C.
@@ -55,9 +51,12 @@ struct TickerRun {
 
         let startedAt = MonotonicInstant.now()
         for ((_, service), recorder) in zip(services, recorders) {
-            recorder.markOrigin()
+            // The run's own grid, origin + k·interval: the ticker is measured against it.
+            let origin = MonotonicInstant.now()
+            recorder.setOrigin(origin)
             try service.scheduleRepeating(
                 id: "ticker", every: self.interval,
+                startingAt: MonotonicInstant(nanoseconds: origin.nanoseconds + self.interval.wholeNanoseconds),
                 options: TimerOptions(missedTicks: self.policy.missedTicks)
             ) {
                 [weak service] tick in

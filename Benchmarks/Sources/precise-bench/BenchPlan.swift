@@ -30,6 +30,11 @@ struct BenchPlan: Sendable {
     /// Timed pairs for NIO.
     var nioPairs: Int { self.quick ? 1_000 : 5_000 }
 
+    /// Pending timers when `scheduledCount` and `scheduledIDs.count` are compared.
+    let countPending = 100_000
+    /// Timed touches (reschedule, or cancel + schedule) of the control section.
+    var controlOps: Int { self.quick ? 50_000 : 200_000 }
+
     /// Pending timers whose RSS is measured.
     var memoryCount: Int { self.quick ? 200_000 : 1_000_000 }
     /// One-shots in the fire storm.

@@ -1,11 +1,11 @@
 import Histogram
 
 extension BenchmarkRun {
-    /// 100 and 10 000 concurrent 1 ms timers, PreciseTimer against Dispatch, each run in a fresh
+    /// 100 and 10 000 concurrent 1 ms timers, PreciseTimer against DispatchReferenceTimer and raw GCD, each run in a fresh
     /// child process, rounds interleaved.
     mutating func measureConcurrent() {
         let plan = self.plan
-        let kinds: [ServiceKind] = [.precise, .dispatch]
+        let kinds: [ServiceKind] = [.precise, .dispatch, .gcd]
         var merged: [String: (histogram: Histogram<UInt64>?, figures: [String: Double])] = [:]
         var skipped: [String: String] = [:]
         for round in 1...plan.concurrentRounds {
@@ -37,9 +37,9 @@ extension BenchmarkRun {
         self.report.section(
             "N concurrent 1 ms timers, \(Format.seconds(plan.concurrentSeconds * Double(plan.concurrentRounds))) (µs)",
             values: ["p50", "p90", "p99", "p99.9", "max", "calls/s", "missed"],
-            ratios: ["p50 ×Dispatch", "p99 ×Dispatch"])
+            ratios: ["p50 ×GCD", "p99 ×GCD"])
         for count in plan.concurrentCounts {
-            let reference = merged["\(ServiceKind.dispatch.rawValue).\(count)"]?.histogram
+            let reference = merged["\(ServiceKind.reference.rawValue).\(count)"]?.histogram
             for kind in kinds {
                 let key = "\(kind.rawValue).\(count)"
                 let label = "\(kind.label) × \(count)"
@@ -65,7 +65,7 @@ extension BenchmarkRun {
                         Format.micro(value(99.9)), Format.micro(Double(histogram.maxRecorded)),
                         Format.whole(callsPerSecond), Format.percent(missedShare),
                     ],
-                    ratios: kind == .dispatch ? [] : [Format.ratio(ratio(50)), Format.ratio(ratio(99))],
+                    ratios: kind == ServiceKind.reference ? [] : [Format.ratio(ratio(50)), Format.ratio(ratio(99))],
                     note: note)
                 self.figures["concurrent.\(key).p50"] = value(50)
                 self.figures["concurrent.\(key).p99"] = value(99)

@@ -1,18 +1,18 @@
 extension BenchmarkRun {
-    /// Schedule + cancel per timer at `plan.pending` pending: PreciseTimer and Dispatch in FIFO and
+    /// Schedule + cancel per timer at `plan.pending` pending: PreciseTimer, DispatchReferenceTimer and raw GCD in FIFO and
     /// random order from 1 and 2 threads, NIO at smaller counts; each in a fresh child process.
     mutating func measureCost() {
         let plan = self.plan
         self.report.section(
             "schedule+cancel, \(Format.count(plan.pending)) pending (ns/timer)",
             values: ["wall", "CPU", "fill"],
-            ratios: ["wall ×Dispatch", "CPU ×Dispatch"])
+            ratios: ["wall ×GCD", "CPU ×GCD"])
         var wallByOrder: [CancelOrder: [Int: Double]] = [:]
         for order in CancelOrder.allCases {
             for threads in [1, 2] {
                 let shape = "\(order.rawValue), \(threads) thread\(threads == 1 ? "" : "s")"
                 var results: [ServiceKind: ProbeResult] = [:]
-                for kind in [ServiceKind.precise, .dispatch] {
+                for kind in [ServiceKind.precise, .dispatch, .gcd] {
                     Self.log("cost: \(kind.label), \(shape)")
                     let probe = Probe.cost(kind, order, threads: threads, pending: plan.pending, pairs: plan.pairs)
                     switch ProbeLauncher.run(probe) {
@@ -20,8 +20,8 @@ extension BenchmarkRun {
                     case .failure(let skip): self.report.skipped("\(kind.label), \(shape)", reason: skip.reason)
                     }
                 }
-                let reference = results[.dispatch]
-                for kind in [ServiceKind.precise, .dispatch] {
+                let reference = results[ServiceKind.reference]
+                for kind in [ServiceKind.precise, .dispatch, .gcd] {
                     guard let result = results[kind] else { continue }
                     let (wall, cpu) = (result["wall"], result["cpu"])
                     var note = ""
@@ -35,7 +35,7 @@ extension BenchmarkRun {
                     self.report.row(
                         "\(kind.label), \(shape)",
                         values: [Format.whole(wall), Format.whole(cpu), Format.whole(result["fill"])],
-                        ratios: kind == .dispatch
+                        ratios: kind == ServiceKind.reference
                             ? []
                             : [
                                 Format.ratio(wall / (reference?["wall"] ?? .nan)),

@@ -5,11 +5,11 @@ extension BenchmarkRun {
         let plan = self.plan
         self.report.section(
             "Idle 1 s timer, \(plan.idleSeconds) s",
-            values: ["CPU µs", "µs/s"], ratios: ["×Dispatch"])
-        let kinds: [ServiceKind] = [.none, .precise, .dispatch, .nio]
+            values: ["CPU µs", "µs/s"], ratios: ["×GCD"])
+        let kinds: [ServiceKind] = [.none, .precise, .dispatch, .gcd, .nio]
         Self.log("idle: \(plan.idleSeconds) s, \(kinds.count) processes side by side")
         let results = ProbeLauncher.run(kinds.map { Probe.idle($0, seconds: plan.idleSeconds) })
-        let reference = (try? results[kinds.firstIndex(of: .dispatch)!].get())?["cpu"] ?? .nan
+        let reference = (try? results[kinds.firstIndex(of: ServiceKind.reference)!].get())?["cpu"] ?? .nan
         for (kind, outcome) in zip(kinds, results) {
             guard case .success(let result) = outcome else {
                 if case .failure(let skip) = outcome { self.report.skipped(kind.label, reason: skip.reason) }
@@ -25,7 +25,8 @@ extension BenchmarkRun {
             }
             self.report.row(
                 kind.label, values: [Format.micro(cpu), Format.micro(cpu / Double(plan.idleSeconds))],
-                ratios: kind == .precise || kind == .nio ? [Format.ratio(cpu / reference)] : [], note: note)
+                ratios: kind != .none && kind != ServiceKind.reference ? [Format.ratio(cpu / reference)] : [],
+                note: note)
             self.figures["idle.\(kind.rawValue).cpuPerSecond"] = cpu / Double(plan.idleSeconds)
         }
     }

@@ -4,9 +4,9 @@ extension BenchmarkRun {
         let plan = self.plan
         self.report.section(
             "Memory, \(Format.count(plan.memoryCount)) pending",
-            values: ["B/timer", "RSS MiB"], ratios: ["×Dispatch"])
+            values: ["B/timer", "RSS MiB"], ratios: ["×GCD"])
         var results: [ServiceKind: ProbeResult] = [:]
-        let kinds: [ServiceKind] = [.precise, .dispatch, .nio]
+        let kinds: [ServiceKind] = [.precise, .dispatch, .gcd, .nio]
         for kind in kinds {
             Self.log("memory: \(kind.label)")
             switch ProbeLauncher.run(.memory(kind, count: plan.memoryCount)) {
@@ -14,7 +14,7 @@ extension BenchmarkRun {
             case .failure(let skip): self.report.skipped(kind.label, reason: skip.reason)
             }
         }
-        let reference = results[.dispatch]?["bytes"] ?? .nan
+        let reference = results[ServiceKind.reference]?["bytes"] ?? .nan
         for kind in kinds {
             guard let result = results[kind] else { continue }
             let bytes = result["bytes"]
@@ -28,7 +28,7 @@ extension BenchmarkRun {
             }
             self.report.row(
                 kind.label, values: [Format.whole(bytes), Format.whole(result["rss"] / 1_048_576)],
-                ratios: kind == .dispatch ? [] : [Format.ratio(bytes / reference)], note: note)
+                ratios: kind == ServiceKind.reference ? [] : [Format.ratio(bytes / reference)], note: note)
             self.figures["memory.\(kind.rawValue).bytesPerTimer"] = bytes
         }
     }

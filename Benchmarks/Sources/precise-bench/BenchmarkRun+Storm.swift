@@ -4,9 +4,9 @@ extension BenchmarkRun {
         let plan = self.plan
         self.report.section(
             "Storm, \(Format.count(plan.stormCount)) one-shots (ms)",
-            values: ["first", "last"], ratios: ["last ×Dispatch"])
+            values: ["first", "last"], ratios: ["last ×GCD"])
         var results: [ServiceKind: ProbeResult] = [:]
-        let kinds: [ServiceKind] = [.precise, .dispatch, .nio]
+        let kinds: [ServiceKind] = [.precise, .dispatch, .gcd, .nio]
         for kind in kinds {
             Self.log("storm: \(kind.label)")
             switch ProbeLauncher.run(.storm(kind, count: plan.stormCount)) {
@@ -14,7 +14,7 @@ extension BenchmarkRun {
             case .failure(let skip): self.report.skipped(kind.label, reason: skip.reason)
             }
         }
-        let reference = results[.dispatch]?["last"] ?? .nan
+        let reference = results[ServiceKind.reference]?["last"] ?? .nan
         for kind in kinds {
             guard let result = results[kind] else { continue }
             let last = result["last"]
@@ -30,7 +30,8 @@ extension BenchmarkRun {
             }
             self.report.row(
                 kind.label, values: [Format.milli(result["first"]), Format.milli(last)],
-                ratios: kind == .dispatch ? [] : [Format.ratio(last / reference)], note: notes.joined(separator: " · "))
+                ratios: kind == ServiceKind.reference ? [] : [Format.ratio(last / reference)],
+                note: notes.joined(separator: " · "))
             self.figures["storm.\(kind.rawValue).first"] = result["first"]
             self.figures["storm.\(kind.rawValue).last"] = last
         }

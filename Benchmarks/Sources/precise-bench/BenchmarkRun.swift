@@ -12,6 +12,8 @@ struct BenchmarkRun {
         case concurrent
         /// schedule + cancel per timer at scale.
         case cost
+        /// reschedule vs cancel + schedule, scheduledCount vs scheduledIDs.count, worst single call.
+        case control
         /// RSS per pending timer.
         case memory
         /// 100 000 one-shots due at one instant.
@@ -43,6 +45,7 @@ struct BenchmarkRun {
             case .lateness: self.measureLateness()
             case .concurrent: self.measureConcurrent()
             case .cost: self.measureCost()
+            case .control: self.measureControl()
             case .memory: self.measureMemory()
             case .storm: self.measureStorm()
             case .idle: self.measureIdle()

@@ -4,12 +4,14 @@ import NIOCore
 import NIOPosix
 import PreciseTimer
 import PreciseTimerReference
+import Synchronization
 
 extension Contestant {
     /// Runs one round: a fresh timer (or loop) of period `plan.interval` for `ticks` calls.
     ///
     /// Every contestant is measured the same way: a fresh `CLOCK_MONOTONIC` read as the
-    /// handler starts, minus the call's deadline. Process CPU is read around the round.
+    /// handler starts, minus the call's deadline on the grid `start + k·interval` this benchmark
+    /// computed (never a deadline the service reports). Process CPU is read around the round.
     ///
     /// - Returns: The round, or why this contestant cannot run here.
     func runRound(plan: BenchPlan, ticks: Int) -> Result<LatenessRun, BenchmarkSkip> {
@@ -28,6 +30,7 @@ extension Contestant {
             }
         case .dispatch:
             return Self.service(interval, ticks) { DispatchReferenceTimer() }
+        case .gcd: return Self.gcd(interval, ticks)
         case .nioScheduleTask: return Self.nioScheduleTask(interval, ticks)
         case .nioRepeatedTask: return Self.nioRepeatedTask(interval, ticks)
         case .foundation: return Self.foundation(interval, ticks)
@@ -55,8 +58,9 @@ extension Contestant {
         return .success(run)
     }
 
-    /// A ``TimerService``: one repeating timer; the deadline is the tick's `scheduledAt`, and the
-    /// drift is checked against this benchmark's own grid.
+    /// A ``TimerService``: one repeating timer on a grid this benchmark chose,
+    /// `start + k·interval` with `start` read here, passed as `startingAt`. Lateness and drift are
+    /// measured against that grid, never against the tick's `scheduledAt`.
     private static func service(
         _ interval: Int64, _ ticks: Int, _ make: () throws -> any TimerService
     ) -> Result<LatenessRun, BenchmarkSkip> {
@@ -70,11 +74,13 @@ extension Contestant {
         let recorder = LatencyRecorder(target: ticks)
         let cpuBefore = Measure.processCPU()
         let start = Measure.now()
+        let first = start + interval
         do {
-            try timers.scheduleRepeating(id: "lateness", every: .nanoseconds(interval)) { tick in
-                let now = Measure.now()
-                if recorder.record(lateness: now - tick.scheduledAt.nanoseconds, firedAt: now, missed: tick.missed) {
-                    timers.cancel(tick.id)
+            try timers.scheduleRepeating(
+                id: "lateness", every: .nanoseconds(interval), startingAt: MonotonicInstant(nanoseconds: first)
+            ) { tick in
+                if recorder.record(firedAt: Measure.now(), missed: tick.missed, first: first, interval: interval) {
+                    timers.cancel(tick)
                 }
             }
         } catch {
@@ -83,6 +89,31 @@ extension Contestant {
         guard recorder.waitUntilDone(timeoutSeconds: Self.timeout(interval, ticks)) else {
             return .failure(BenchmarkSkip(reason: "timed out"))
         }
+        var run = recorder.run(start: start, interval: interval)
+        run.cpu = Measure.processCPU() - cpuBefore
+        return .success(run)
+    }
+
+    /// Raw Dispatch: one repeating `DispatchSourceTimer` with zero leeway on a serial queue.
+    /// Dispatch reports no deadline and coalesces late fires silently, so each call is measured
+    /// against the latest grid point it passed, as for Foundation.
+    private static func gcd(_ interval: Int64, _ ticks: Int) -> Result<LatenessRun, BenchmarkSkip> {
+        let timers = GCDTimers()
+        let recorder = LatencyRecorder(target: ticks)
+        let cpuBefore = Measure.processCPU()
+        let start = Measure.now()
+        let id = Mutex<UInt64?>(nil)
+        let timer = timers.scheduleRepeating(every: .nanoseconds(interval), startingAfter: .nanoseconds(interval)) {
+            if recorder.recordOnGrid(firedAt: Measure.now(), first: start + interval, interval: interval) {
+                if let id = id.withLock({ $0 }) { timers.cancel(id) }
+            }
+        }
+        id.withLock { $0 = timer }
+        guard recorder.waitUntilDone(timeoutSeconds: Self.timeout(interval, ticks)) else {
+            timers.cancel(timer)
+            return .failure(BenchmarkSkip(reason: "timed out"))
+        }
+        timers.cancel(timer)
         var run = recorder.run(start: start, interval: interval)
         run.cpu = Measure.processCPU() - cpuBefore
         return .success(run)

@@ -12,8 +12,11 @@ enum Contestant: String, CaseIterable, Sendable {
     case preciseSpin = "PreciseTimer spin-finish"
     /// `PreciseTimer` whose loop thread runs under `SCHED_FIFO`.
     case preciseRealtime = "PreciseTimer SCHED_FIFO"
-    /// `DispatchReferenceTimer()`: the same API on `DispatchSourceTimer`.
+    /// `DispatchReferenceTimer()`: the same API and scheduling core on one `DispatchSourceTimer` alarm.
     case dispatch = "DispatchReferenceTimer"
+    /// A raw repeating `DispatchSourceTimer` (``GCDTimers``), zero leeway: idiomatic Dispatch,
+    /// the reference of the `×GCD` column.
+    case gcd = "GCD DispatchSourceTimer"
     /// SwiftNIO `scheduleTask(deadline:)`, re-armed at absolute deadlines from the task.
     case nioScheduleTask = "NIO scheduleTask (absolute)"
     /// SwiftNIO `scheduleRepeatedTask`: fixed delay between runs.

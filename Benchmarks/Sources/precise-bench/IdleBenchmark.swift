@@ -1,6 +1,5 @@
 import NIOCore
 import NIOPosix
-import PreciseTimer
 
 /// Process CPU while a single 1 s repeating timer idles (run in a child process, several at
 /// once: idle children hardly compete).
@@ -17,10 +16,10 @@ enum IdleBenchmark {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             _ = group.next().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in }
             keepAlive = group
-        case .precise, .dispatch:
-            let timers = try kind.makeTimerService()
-            try timers.scheduleRepeating(every: .seconds(1)) { _ in }
-            keepAlive = timers
+        case .precise, .dispatch, .gcd:
+            let timers = try kind.makeScaleService()
+            try timers.repeating(every: 1_000_000_000, first: Measure.now() + 1_000_000_000) { _ in }
+            keepAlive = timers.keepAlive
         }
         Measure.sleep(seconds: 0.5)
         let before = Measure.processCPU()

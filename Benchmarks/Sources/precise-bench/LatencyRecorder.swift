@@ -42,7 +42,28 @@ final class LatencyRecorder: Sendable {
         return finished
     }
 
-    /// Records one call of a timer that does not report its deadlines (Foundation's `Timer`):
+    /// Records one call of a timer on the grid `first + k·interval` that this benchmark chose and
+    /// that reports the periods it skipped: the call answers period `k = calls + missed so far`,
+    /// and its lateness is measured against `first + k·interval`, never against the deadline the
+    /// service reports (`Tick.scheduledAt`), so a service that drifts cannot look punctual.
+    ///
+    /// - Returns: `true` for the `target`-th call, after which the caller stops the timer.
+    @discardableResult
+    func record(firedAt: Int64, missed: UInt64, first: Int64, interval: Int64) -> Bool {
+        let finished = self.state.withLock { state in
+            guard state.run.calls < self.target else { return false }
+            let period = state.periods + Int64(missed)
+            state.run.record(lateness: firedAt - (first + period * interval))
+            state.run.missed += missed
+            state.periods = period + 1
+            state.lastFired = firedAt
+            return state.run.calls == self.target
+        }
+        if finished { self.done.signal() }
+        return finished
+    }
+
+    /// Records one call of a timer that does not report its deadlines (Foundation's `Timer`, a raw `DispatchSourceTimer`):
     /// the deadline is taken as the latest grid point `first + k·interval` at or before
     /// `firedAt`, and grid points jumped over since the previous call count as missed.
     ///
@@ -55,7 +76,9 @@ final class LatencyRecorder: Sendable {
             let missed = max(k - state.periods, 0)
             state.run.record(lateness: firedAt - (first + k * interval))
             state.run.missed += UInt64(missed)
-            state.periods = max(k + 1, state.periods + 1)
+            // The grid point answered, not a count of calls: a timer that calls twice in one period
+            // (a missed period delivered late) must not push the drift a period early.
+            state.periods = k + 1
             state.lastFired = firedAt
             return state.run.calls == self.target
         }

@@ -1,6 +1,5 @@
 import NIOCore
 import NIOPosix
-import PreciseTimer
 
 /// Resident memory per pending timer (run in a child process, so that a heap some earlier
 /// measurement already grew cannot hide the growth).
@@ -10,13 +9,18 @@ enum MemoryBenchmark {
     /// - Returns: Figures `bytes` (per timer) and `rss` (growth in bytes), plus the service.
     static func run(_ kind: ServiceKind, count: Int) throws -> (figures: [String: Double], keepAlive: AnyObject) {
         if kind == .nio { return try Self.runNIO(count: count) }
-        let timers = try kind.makeTimerService()
-        try CostBenchmark.settle(timers)
+        return try Self.run(kind.makeScaleService(), count: count)
+    }
+
+    private static func run(
+        _ timers: some ScaleService, count: Int
+    ) throws -> (figures: [String: Double], keepAlive: AnyObject) {
+        try timers.settle()
         let before = Measure.residentBytes()
-        for _ in 0..<count { try timers.schedule(after: .seconds(3_600)) { _ in } }
-        try CostBenchmark.settle(timers)
+        for _ in 0..<count { try timers.oneShot(after: .seconds(3_600)) {} }
+        try timers.settle()
         let growth = Measure.residentBytes() - before
-        return (["bytes": Double(growth) / Double(count), "rss": Double(growth)], timers)
+        return (["bytes": Double(growth) / Double(count), "rss": Double(growth)], timers.keepAlive)
     }
 
     /// NIO: the caller must keep each `Scheduled` handle to cancel a task; the array slots

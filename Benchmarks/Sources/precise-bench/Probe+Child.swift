@@ -13,12 +13,17 @@ extension Probe {
                 result = ProbeResult(figures: try CostBenchmark.runNIO(pending: pending, pairs: pairs, order: order))
                 keepAlive = nil
             } else {
-                let timers = try kind.makeTimerService()
+                let timers = try kind.makeScaleService()
                 result = ProbeResult(
                     figures: try CostBenchmark.run(
                         timers, pending: pending, pairs: pairs, threads: threads, order: order))
-                keepAlive = timers
+                keepAlive = timers.keepAlive
             }
+        case .control(let kind, let pending, let countAt, let ops):
+            let timers = try kind.makeTimerService()
+            result = ProbeResult(
+                figures: try ControlBenchmark.run(timers, pending: pending, countAt: countAt, ops: ops))
+            keepAlive = timers
         case .memory(let kind, let count):
             let (figures, service) = try MemoryBenchmark.run(kind, count: count)
             (result, keepAlive) = (ProbeResult(figures: figures), service)
@@ -29,10 +34,10 @@ extension Probe {
             let (figures, service) = try IdleBenchmark.run(kind, seconds: seconds)
             (result, keepAlive) = (ProbeResult(figures: figures), service)
         case .concurrent(let kind, let count, let milliseconds, let interval):
-            let timers = try kind.makeTimerService()
+            let timers = try kind.makeScaleService()
             result = try ConcurrentBenchmark.run(
                 timers, count: count, seconds: Double(milliseconds) / 1_000, interval: interval)
-            keepAlive = timers
+            keepAlive = timers.keepAlive
         }
         let data = try JSONEncoder().encode(result)
         FileHandle.standardOutput.write(data)

@@ -9,6 +9,8 @@ enum Probe: Sendable, Equatable {
     case storm(ServiceKind, count: Int)
     /// Process CPU while one 1 s timer idles (``IdleBenchmark``).
     case idle(ServiceKind, seconds: Int)
+    /// reschedule vs cancel + schedule, counts and worst single calls (``ControlBenchmark``).
+    case control(ServiceKind, pending: Int, countAt: Int, ops: Int)
     /// Many concurrent periodic timers (``ConcurrentBenchmark``).
     case concurrent(ServiceKind, count: Int, milliseconds: Int, interval: Int64)
 
@@ -17,6 +19,8 @@ enum Probe: Sendable, Equatable {
         switch self {
         case .cost(let kind, let order, let threads, let pending, let pairs):
             "cost:\(kind.rawValue):\(order.rawValue):\(threads):\(pending):\(pairs)"
+        case .control(let kind, let pending, let countAt, let ops):
+            "control:\(kind.rawValue):\(pending):\(countAt):\(ops)"
         case .memory(let kind, let count): "memory:\(kind.rawValue):\(count)"
         case .storm(let kind, let count): "storm:\(kind.rawValue):\(count)"
         case .idle(let kind, let seconds): "idle:\(kind.rawValue):\(seconds)"
@@ -38,6 +42,9 @@ enum Probe: Sendable, Equatable {
                 let pairs = numbers[3]
             else { throw bad }
             self = .cost(kind, order, threads: threads, pending: pending, pairs: pairs)
+        case ("control", 5):
+            guard let pending = numbers[0], let countAt = numbers[1], let ops = numbers[2] else { throw bad }
+            self = .control(kind, pending: pending, countAt: countAt, ops: ops)
         case ("memory", 3):
             guard let count = numbers[0] else { throw bad }
             self = .memory(kind, count: count)

@@ -5,18 +5,25 @@ import PreciseTimerReference
 enum ServiceKind: String, CaseIterable, Sendable {
     /// ``PreciseTimer`` with the default configuration.
     case precise
-    /// `DispatchReferenceTimer` on its own private queue.
+    /// `DispatchReferenceTimer`: the shared scheduling core on one `DispatchSourceTimer` alarm.
     case dispatch
+    /// Raw Dispatch: one `DispatchSourceTimer` per timer (``GCDTimers``), the reference of every
+    /// `×GCD` column.
+    case gcd
     /// A one-thread SwiftNIO event loop (`scheduleTask`).
     case nio
     /// No timer service at all: the process's own background cost.
     case none
+
+    /// The kind every `×GCD` ratio divides by: idiomatic Dispatch.
+    static let reference = ServiceKind.gcd
 
     /// The name shown in the table.
     var label: String {
         switch self {
         case .precise: "PreciseTimer"
         case .dispatch: "DispatchReferenceTimer"
+        case .gcd: "GCD, a DispatchSourceTimer per timer"
         case .nio: "NIO scheduleTask"
         case .none: "no timer (process baseline)"
         }
@@ -28,7 +35,16 @@ enum ServiceKind: String, CaseIterable, Sendable {
         switch self {
         case .precise: try PreciseTimer()
         case .dispatch: DispatchReferenceTimer()
-        case .nio, .none: throw BenchmarkSkip(reason: "\(self.rawValue) is not a TimerService")
+        case .gcd, .nio, .none: throw BenchmarkSkip(reason: "\(self.rawValue) is not a TimerService")
+        }
+    }
+
+    /// A new service of this kind for the scale probes.
+    /// - Throws: ``BenchmarkSkip`` for NIO and `none`, or the service's error.
+    func makeScaleService() throws -> any ScaleService {
+        switch self {
+        case .gcd: GCDTimers()
+        default: TimerServiceScale(timers: try self.makeTimerService())
         }
     }
 }

@@ -1,6 +1,5 @@
 import NIOCore
 import NIOPosix
-import PreciseTimer
 
 /// The fire storm: `count` one-shots due at the same instant (run in a child process).
 enum StormBenchmark {
@@ -24,11 +23,11 @@ enum StormBenchmark {
             }
             keepAlive = group
         } else {
-            let timers = try kind.makeTimerService()
+            let timers = try kind.makeScaleService()
             for _ in 0..<count {
-                try timers.schedule(after: .nanoseconds(deadline - Measure.now())) { _ in counter.fire() }
+                try timers.oneShot(after: .nanoseconds(deadline - Measure.now())) { counter.fire() }
             }
-            keepAlive = timers
+            keepAlive = timers.keepAlive
         }
         let overrun = Measure.now() - deadline
         guard let (first, last) = counter.wait(timeoutSeconds: 120) else {

@@ -2,9 +2,9 @@ import Dispatch
 import PreciseTimer
 import Synchronization
 
-/// `--churn N`: N schedule/cancel/fire cycles of every kind on one `PreciseTimer`, then shutdown.
+/// `precise-churn N`: N schedule/cancel/fire cycles of every kind on one `PreciseTimer`, then shutdown.
 ///
-/// CI runs it under valgrind: every handler, registry entry and libevent event must be freed. It
+/// `scripts/check-leaks` runs it under valgrind: every handler, registry entry and libevent event must be freed. It
 /// also checks itself: each handler captures a ``Probe`` whose `deinit` is counted, so a handler
 /// the service failed to release shows up as a count mismatch, and a batch that does not drain
 /// within two minutes fails the run instead of hanging it.
@@ -93,8 +93,8 @@ struct Churn {
     func run() throws -> String {
         let timers = try PreciseTimer(configuration: .init(threadName: "churn"))
         let counters = Counters()
-        let queue = DispatchQueue(label: "example-ticker.churn", attributes: .concurrent)
-        let canceller = DispatchQueue(label: "example-ticker.churn.cancel")
+        let queue = DispatchQueue(label: "precise-churn", attributes: .concurrent)
+        let canceller = DispatchQueue(label: "precise-churn.cancel")
         let startedAt = MonotonicInstant.now()
         var done = 0
         while done < self.cycles {
@@ -116,7 +116,7 @@ struct Churn {
         guard unexpected == 0 else {
             throw Failure(description: "churn: \(unexpected) handler calls after cancel or after the target died")
         }
-        let milliseconds = elapsed.wholeNanoseconds / 1_000_000
+        let milliseconds = elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
         return "churn: \(self.cycles) cycles in \(milliseconds) ms: "
             + "\(counters.oneShotsFired.load(ordering: .relaxed)) one-shots fired, "
             + "\(counters.cancelledBeforeFiring.load(ordering: .relaxed)) cancelled before firing, "
@@ -124,7 +124,7 @@ struct Churn {
             + "\(counters.cancelledFromOutside.load(ordering: .relaxed)) repeating cancelled by handler + from outside, "
             + "\(counters.weakTargetsReleased.load(ordering: .relaxed)) weak-target timers ended after their target; "
             + "\(counters.handlerCalls.load(ordering: .relaxed)) handler calls, "
-            + "\(released)/\(created) handlers released, \(timers.scheduledIDs.count) timers left"
+            + "\(released)/\(created) handlers released, \(timers.scheduledCount) timers left"
     }
 
     private func runBatch(
@@ -178,9 +178,9 @@ struct Churn {
         guard batch.released.wait(timeout: .now() + self.patience) == .success else {
             throw Failure(description: "churn: handlers of the batch at cycle \(first) not released within 120 s")
         }
-        let left = timers.scheduledIDs
-        guard left.isEmpty else {
-            throw Failure(description: "churn: \(left.count) timers still scheduled after their handlers were released")
+        let left = timers.scheduledCount
+        guard left == 0 else {
+            throw Failure(description: "churn: \(left) timers still scheduled after their handlers were released")
         }
     }
 }
