@@ -7,10 +7,15 @@ let package = Package(
         .library(name: "PreciseTimer", targets: ["PreciseTimer"]),
         .library(name: "PreciseTimerReference", targets: ["PreciseTimerReference"]),
         .library(name: "PreciseTimerTesting", targets: ["PreciseTimerTesting"]),
+        // A separate product, so a daemon that uses only the timers builds no lifecycle code.
+        .library(name: "PreciseTimerServiceLifecycle", targets: ["PreciseTimerServiceLifecycle"]),
         .executable(name: "example-ticker", targets: ["example-ticker"]),
+        .executable(name: "example-daemon", targets: ["example-daemon"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -40,6 +45,24 @@ let package = Package(
             ],
             path: "examples/example-ticker"
         ),
+        .target(
+            name: "PreciseTimerServiceLifecycle",
+            dependencies: [
+                "PreciseTimer",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "example-daemon",
+            dependencies: [
+                "PreciseTimer",
+                "PreciseTimerServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "examples/example-daemon"
+        ),
         .executableTarget(
             name: "precise-stress",
             dependencies: [
@@ -56,6 +79,15 @@ let package = Package(
         .testTarget(
             name: "PreciseTimerTests",
             dependencies: ["PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting"]
+        ),
+        .testTarget(
+            name: "PreciseTimerServiceLifecycleTests",
+            dependencies: [
+                "PreciseTimer",
+                "PreciseTimerServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
