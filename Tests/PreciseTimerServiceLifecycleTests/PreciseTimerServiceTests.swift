@@ -1,0 +1,194 @@
+import Dispatch
+import Logging
+import PreciseTimer
+import PreciseTimerServiceLifecycle
+import ServiceLifecycle
+import ServiceLifecycleTestKit
+import Testing
+
+@Suite("PreciseTimer as a swift-service-lifecycle Service")
+struct PreciseTimerServiceTests {
+    /// Schedules a `.loop` repeating timer, a far one-shot and a `.queue` one-shot, each holding
+    /// its own canary, and returns probes on the canaries.
+    private func scheduleCanaries(on timers: PreciseTimer, fired: Events) throws -> [WeakProbe<Canary>] {
+        var probes: [WeakProbe<Canary>] = []
+        do {
+            let canary = Canary()
+            probes.append(WeakProbe(canary))
+            try timers.scheduleRepeating(id: "repeating", every: .milliseconds(2)) { _ in
+                withExtendedLifetime(canary) { fired.append("repeating") }
+            }
+        }
+        do {
+            let canary = Canary()
+            probes.append(WeakProbe(canary))
+            try timers.schedule(id: "far", after: .seconds(3600)) { _ in withExtendedLifetime(canary) {} }
+        }
+        do {
+            let canary = Canary()
+            probes.append(WeakProbe(canary))
+            let queue = DispatchQueue(label: "PreciseTimerServiceTests.queue")
+            try timers.scheduleRepeating(
+                id: "queued", every: .milliseconds(3), options: TimerOptions(executor: .queue(queue))
+            ) { _ in withExtendedLifetime(canary) {} }
+        }
+        return probes
+    }
+
+    @Test("run() keeps the timers running until graceful shutdown, then ends every timer and returns")
+    func gracefulShutdownEndsTheService() async throws {
+        let timers = try PreciseTimer()
+        let fired = Events()
+        let probes = try self.scheduleCanaries(on: timers, fired: fired)
+
+        try await testGracefulShutdown { trigger in
+            let ended = Events()
+            let running = Task {
+                await timers.run()
+                ended.append("run returned")
+            }
+            // Running: the timers fire and the service accepts new ones.
+            #expect(await fired.wait { $0.count >= 3 })
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(ended.values.isEmpty, "run() returned before graceful shutdown")
+            #expect(!schedulingFailsWithShutDown(timers))
+
+            trigger.triggerGracefulShutdown()
+            #expect(await finishes(running, within: .seconds(10)))
+            #expect(ended.values == ["run returned"])
+        }
+
+        #expect(probes.allSatisfy { $0.isReleased }, "a handler outlived the service")
+        #expect(timers.scheduledCount == 0)
+        #expect(schedulingFailsWithShutDown(timers))
+        let firesAtShutdown = fired.values.count
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(fired.values.count == firesAtShutdown, "a handler ran after run() returned")
+    }
+
+    @Test("run() does not throw, seen as `any Service` as a ServiceGroup sees it")
+    func runDoesNotThrow() async throws {
+        let timers = try PreciseTimer()
+        await testGracefulShutdown { trigger in
+            trigger.triggerGracefulShutdown()
+            let service: any Service = timers
+            do {
+                try await service.run()
+            } catch {
+                Issue.record("run() threw \(error)")
+            }
+        }
+        #expect(schedulingFailsWithShutDown(timers))
+    }
+
+    @Test("Task cancellation ends run() the same way")
+    func cancellationEndsTheService() async throws {
+        let timers = try PreciseTimer()
+        let fired = Events()
+        let probes = try self.scheduleCanaries(on: timers, fired: fired)
+
+        let running = Task { await timers.run() }
+        #expect(await fired.wait { $0.count >= 3 })
+        running.cancel()
+        #expect(await finishes(running, within: .seconds(10)))
+
+        #expect(probes.allSatisfy { $0.isReleased }, "a handler outlived the service")
+        #expect(schedulingFailsWithShutDown(timers))
+    }
+
+    @Test("run() in a task cancelled before it starts ends the service at once")
+    func alreadyCancelled() async throws {
+        let timers = try PreciseTimer()
+        let running = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await timers.run()
+        }
+        #expect(await finishes(running, within: .seconds(10)))
+        #expect(schedulingFailsWithShutDown(timers))
+    }
+
+    @Test("run() ends a service with 100 000 pending timers and releases them all")
+    func shutdownAtScale() async throws {
+        let timers = try PreciseTimer()
+        let canary = Canary()
+        let probe = WeakProbe(canary)
+        for index in 0..<100_000 {
+            try timers.schedule(id: TimerID("t\(index)"), after: .seconds(3600)) { _ in
+                withExtendedLifetime(canary) {}
+            }
+        }
+        _ = consume canary
+        await testGracefulShutdown { trigger in
+            let running = Task { await timers.run() }
+            trigger.triggerGracefulShutdown()
+            #expect(await finishes(running, within: .seconds(60)))
+        }
+        #expect(timers.scheduledCount == 0)
+        #expect(probe.isReleased)
+        #expect(schedulingFailsWithShutDown(timers))
+    }
+
+    /// A daemon's own service: on graceful shutdown it still uses the timer service (a last
+    /// timer, as a session flush would), then records that it ended.
+    private struct Flusher: Service {
+        let timers: PreciseTimer
+        let events: Events
+
+        func run() async {
+            try? await gracefulShutdown()
+            let flushed = Events()
+            do {
+                try self.timers.schedule(after: .milliseconds(1)) { _ in flushed.append("fired") }
+                let fired = await flushed.wait(timeout: .seconds(10)) { !$0.isEmpty }
+                self.events.append(fired ? "flusher: last timer fired" : "flusher: last timer never fired")
+            } catch {
+                self.events.append("flusher: \(error)")
+            }
+            self.events.append("flusher stopped")
+        }
+    }
+
+    /// The timer service, recording when its `run()` returns.
+    private struct RecordingTimers: Service {
+        let timers: PreciseTimer
+        let events: Events
+
+        func run() async {
+            await self.timers.run()
+            self.events.append("timers stopped")
+        }
+    }
+
+    private func runGroup(_ services: [any Service]) async throws {
+        let group = ServiceGroup(
+            services: services, gracefulShutdownSignals: [], cancellationSignals: [],
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let run = Task { try await group.run() }
+        try await Task.sleep(for: .milliseconds(20))
+        await group.triggerGracefulShutdown()
+        try await run.value
+    }
+
+    @Test("In a ServiceGroup, timers listed first stop last: the daemon's services can still use them")
+    func serviceGroupStopsInReverseOrder() async throws {
+        let timers = try PreciseTimer()
+        let events = Events()
+        try await self.runGroup([
+            RecordingTimers(timers: timers, events: events), Flusher(timers: timers, events: events),
+        ])
+        #expect(events.values == ["flusher: last timer fired", "flusher stopped", "timers stopped"])
+        #expect(schedulingFailsWithShutDown(timers))
+    }
+
+    @Test("Listed after the services that use them, the timers are gone when those shut down")
+    func serviceGroupWrongOrder() async throws {
+        let timers = try PreciseTimer()
+        let events = Events()
+        try await self.runGroup([
+            Flusher(timers: timers, events: events), RecordingTimers(timers: timers, events: events),
+        ])
+        let shutDown = PreciseTimerError.Code.shutDown
+        #expect(events.values.first == "timers stopped")
+        #expect(events.values.contains { $0.hasPrefix("flusher: ") && $0.contains("\(shutDown)") })
+    }
+}

@@ -1,0 +1,62 @@
+// Test helpers lock with the package's SemaphoreGuarded, not Synchronization.Mutex: ThreadSanitizer
+// does not see the futex a Mutex waits on and reports races that are not there.
+import PreciseTimer
+import Testing
+
+/// Collects values from any thread; tests await a condition with a deadline, so a missing value
+/// fails the test instead of hanging it.
+final class Events: Sendable {
+    private let storage = SemaphoreGuarded<[String]>([])
+
+    func append(_ value: String) {
+        self.storage.withLock { $0.append(value) }
+    }
+
+    var values: [String] { self.storage.withLock { $0 } }
+
+    /// Waits until `condition` holds, polling every millisecond; `true` if it held in time.
+    @discardableResult
+    func wait(timeout: Duration = .seconds(10), until condition: ([String]) -> Bool) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if self.storage.withLock({ condition($0) }) { return true }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return self.storage.withLock { condition($0) }
+    }
+}
+
+/// Lets a test see whether an object was deallocated.
+final class WeakProbe<Object: AnyObject & Sendable>: Sendable {
+    weak let object: Object?
+    init(_ object: Object) { self.object = object }
+    var isReleased: Bool { self.object == nil }
+}
+
+/// An object whose only job is to be captured by a handler and then released.
+final class Canary: Sendable {
+    init() {}
+}
+
+/// Whether scheduling on `timers` now fails with `.shutDown`.
+func schedulingFailsWithShutDown(_ timers: PreciseTimer) -> Bool {
+    do {
+        try timers.schedule(after: .seconds(1)) { _ in }
+        return false
+    } catch {
+        return (error as? PreciseTimerError)?.code == .shutDown
+    }
+}
+
+/// Awaits `task` for at most `timeout`; `true` if it finished in time.
+func finishes(_ task: Task<Void, Never>, within timeout: Duration) async -> Bool {
+    let done = Events()
+    let waiter = Task {
+        await task.value
+        done.append("done")
+    }
+    let finished = await done.wait(timeout: timeout) { !$0.isEmpty }
+    if !finished { waiter.cancel() }
+    return finished
+}
