@@ -1,0 +1,127 @@
+import ArgumentParser
+import Logging
+import PreciseTimer
+import PreciseTimerServiceLifecycle
+import ServiceLifecycle
+import UnixSignals
+
+/// `swift run example-daemon`: a session store on PreciseTimer, run by a `ServiceGroup` that
+/// shuts it down gracefully on SIGTERM or SIGINT.
+@main
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "example-daemon",
+        abstract: "A session store with idle expiry, a heartbeat and stats, on PreciseTimer.",
+        discussion: """
+            Every session has an idle-expiry timer, pushed back on every touch. All sessions start \
+            at once, so those no touch reached expire together: a bulk expiry every --expiry. An \
+            expired session is counted and recreated at once (the population stays constant). The \
+            session timers run on their own PreciseTimer (a lane) so the bulk expiry cannot delay \
+            the heartbeat; --single-lane puts the heartbeat on the sessions' service to show the \
+            difference. SIGTERM or SIGINT stops it gracefully (status 0) after a final stats line. \
+            Logs go to stderr, stats lines to stdout. Durations: 10s, 500ms, 250us; a bare number \
+            is seconds.
+            """
+    )
+
+    @Option(help: "How many sessions.")
+    var sessions = 100_000
+
+    @Option(help: "Touches per second, spread over random sessions.")
+    var touchRate = 10_000
+
+    @Option(help: "Idle time after which a session expires. (default: 5s)", transform: parseDuration)
+    var expiry: Duration = .seconds(5)
+
+    @Option(help: "The heartbeat's period. (default: 10ms)", transform: parseDuration)
+    var heartbeat: Duration = .milliseconds(10)
+
+    @Option(help: "Time between stats lines. (default: 1s)", transform: parseDuration)
+    var statsInterval: Duration = .seconds(1)
+
+    @Option(help: "Stop by itself after this long, as if sent SIGTERM. (default: run until signalled)",
+            transform: parseDuration)
+    var duration: Duration?
+
+    @Flag(help: "Run the heartbeat on the sessions' service instead of a lane of its own.")
+    var singleLane = false
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard self.sessions > 0 else { throw ValidationError("--sessions must be at least 1") }
+        guard self.touchRate >= 0 else { throw ValidationError("--touch-rate cannot be negative") }
+        guard self.expiry > .zero, self.heartbeat > .zero, self.statsInterval > .zero else {
+            throw ValidationError("--expiry, --heartbeat and --stats-interval must be greater than zero")
+        }
+        guard Logger.Level(rawValue: self.logLevel) != nil else {
+            throw ValidationError("--log-level: unknown level '\(self.logLevel)'")
+        }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: self.logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "example-daemon")
+
+        // The sessions get a service of their own, a lane: a bulk expiry runs tens of thousands
+        // of handlers back to back on its loop thread, and a heartbeat sharing that thread waits
+        // for all of them.
+        let sessionsLane = try PreciseTimer(configuration: .init(threadName: "sessions"))
+        let heartbeatLane =
+            self.singleLane ? sessionsLane : try PreciseTimer(configuration: .init(threadName: "heartbeat"))
+
+        let store = SessionStore(count: self.sessions, expiry: self.expiry, lane: sessionsLane)
+        let heartbeat = Heartbeat(interval: self.heartbeat)
+        let openStarted = ContinuousClock.now
+        try store.open()
+        try heartbeat.start(on: heartbeatLane)
+        logger.info(
+            "started",
+            metadata: [
+                "sessions": "\(self.sessions)", "touch-rate": "\(self.touchRate)/s",
+                "expiry": "\(Format.short(self.expiry))", "heartbeat": "\(Format.short(self.heartbeat))",
+                "lanes": "\(self.singleLane ? "single" : "sessions+heartbeat")",
+                "open": "\(Format.short(ContinuousClock.now - openStarted))",
+            ])
+
+        let sessionService = SessionService(
+            store: store, heartbeat: heartbeat, touchRate: self.touchRate, statsInterval: self.statsInterval,
+            runLength: self.duration, lanes: self.singleLane ? "shared" : "own lane", logger: logger)
+
+        // Timer services first: a ServiceGroup stops its services in reverse order, so the
+        // sessions service stops (and prints its final line) while the timers still run, and the
+        // timers stop last.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: sessionsLane)]
+        if !self.singleLane {
+            services.append(.init(service: heartbeatLane))
+        }
+        services.append(.init(service: sessionService, successTerminationBehavior: .gracefullyShutdownGroup))
+        var configuration = ServiceGroupConfiguration(services: services, logger: logger)
+        configuration.gracefulShutdownSignals = [.sigterm, .sigint]
+        let group = ServiceGroup(configuration: configuration)
+
+        try await group.run()
+        let stopping = ContinuousClock.now - (sessionService.previous.stoppedAt ?? ContinuousClock.now)
+        logger.info("stopped", metadata: ["after-shutdown-began": "\(Format.short(stopping))"])
+    }
+}
+
+/// `10s`, `500ms`, `250us` (or `µs`), `100ns`; a bare number is seconds.
+func parseDuration(_ text: String) throws -> Duration {
+    let units: [(suffix: String, scale: Double)] = [
+        ("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1),
+    ]
+    let unit = units.first { text.hasSuffix($0.suffix) } ?? ("", 1)
+    guard let value = Double(text.dropLast(unit.suffix.count)), value.isFinite, value >= 0,
+        value * unit.scale < 1e9
+    else {
+        throw ValidationError("'\(text)' is not a duration (e.g. 10s, 500ms, 250us)")
+    }
+    return .nanoseconds(Int64((value * unit.scale * 1e9).rounded(.up)))
+}

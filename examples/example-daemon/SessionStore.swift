@@ -1,0 +1,92 @@
+import PreciseTimer
+import Synchronization
+
+/// A fixed population of sessions, each with an idle-expiry one-shot timer on the sessions lane.
+///
+/// A touch pushes the session's expiry back with `reschedule(_:after:)` (one lock and one heap
+/// move, no new handler). A session left idle for `expiry` expires: its handler counts it and
+/// recreates it at once under the same ID (a new client takes its place), so the population stays
+/// at `count` and the pending-timer count stays flat. All sessions are created at the same instant,
+/// so every one that no touch reached expires at the same deadline: a bulk expiry of tens of
+/// thousands of handlers, one after another on the lane's loop thread, every `expiry`.
+final class SessionStore: Sendable {
+    let count: Int
+    let expiry: Duration
+    private let lane: PreciseTimer
+    /// Built once: a touch must not allocate a string.
+    private let ids: [TimerID]
+    private let expiryNanoseconds: Int64
+
+    private let expiries = Atomic<Int>(0)
+    private let touches = Atomic<Int>(0)
+    /// Touches that found no timer to move (the session's expiry call had already begun).
+    private let touchesTooLate = Atomic<Int>(0)
+    /// The largest expiry lateness since the last ``takeExpiryLateness()``, in nanoseconds.
+    private let maximumExpiryLateness = Atomic<Int64>(0)
+    /// The largest expiry lateness of the whole run, in nanoseconds.
+    private let worstExpiryLateness = Atomic<Int64>(0)
+
+    init(count: Int, expiry: Duration, lane: PreciseTimer) {
+        self.count = count
+        self.expiry = expiry
+        self.lane = lane
+        self.expiryNanoseconds = expiry.components.seconds * 1_000_000_000 + expiry.components.attoseconds / 1_000_000_000
+        self.ids = (0..<count).map { TimerID("session-\($0)") }
+    }
+
+    /// Creates every session, all due `expiry` from now.
+    func open() throws {
+        let deadline = MonotonicInstant(nanoseconds: self.lane.now.nanoseconds + self.expiryNanoseconds)
+        for index in 0..<self.count {
+            try self.arm(index, at: deadline)
+        }
+    }
+
+    private func arm(_ index: Int, at deadline: MonotonicInstant) throws {
+        // Weak: the lane owns the handler and the store owns the lane.
+        try self.lane.schedule(id: self.ids[index], at: deadline) { [weak self] tick in
+            self?.expired(index, tick)
+        }
+    }
+
+    /// Runs on the lane's loop thread.
+    private func expired(_ index: Int, _ tick: Tick) {
+        self.expiries.add(1, ordering: .relaxed)
+        let lateness = Int64(tick.lateness.components.seconds) * 1_000_000_000
+            + tick.lateness.components.attoseconds / 1_000_000_000
+        if lateness > self.maximumExpiryLateness.load(ordering: .relaxed) {
+            self.maximumExpiryLateness.store(lateness, ordering: .relaxed)  // one writer: the loop thread
+        }
+        if lateness > self.worstExpiryLateness.load(ordering: .relaxed) {
+            self.worstExpiryLateness.store(lateness, ordering: .relaxed)
+        }
+        // Recreated under the same ID (a fired one-shot's ID is free again inside its handler).
+        // Only shutdown can make this fail, and then there is nothing left to expire.
+        try? self.arm(index, at: MonotonicInstant(nanoseconds: tick.firedAt.nanoseconds + self.expiryNanoseconds))
+    }
+
+    /// Marks session `index` active: its expiry moves to `expiry` from now.
+    func touch(_ index: Int) {
+        self.touches.add(1, ordering: .relaxed)
+        let moved = (try? self.lane.reschedule(self.ids[index], after: self.expiry)) ?? false
+        if !moved {
+            self.touchesTooLate.add(1, ordering: .relaxed)
+        }
+    }
+
+    var expiryCount: Int { self.expiries.load(ordering: .relaxed) }
+    var touchCount: Int { self.touches.load(ordering: .relaxed) }
+    var lateTouchCount: Int { self.touchesTooLate.load(ordering: .relaxed) }
+    /// Timers pending on the sessions lane (``PreciseTimer/scheduledCount``, O(1)).
+    var pendingTimers: Int { self.lane.scheduledCount }
+
+    /// The largest expiry lateness since the last call, and resets it.
+    func takeExpiryLateness() -> Duration {
+        .nanoseconds(self.maximumExpiryLateness.exchange(0, ordering: .relaxed))
+    }
+
+    /// The largest expiry lateness of the whole run.
+    var worstExpiryLatenessSoFar: Duration {
+        .nanoseconds(self.worstExpiryLateness.load(ordering: .relaxed))
+    }
+}
