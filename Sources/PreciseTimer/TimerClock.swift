@@ -89,16 +89,16 @@ extension TimerService {
 /// resumed outside the lock.
 final class Sleeper: Sendable {
     #if DEBUG
-    // Checked in debug builds, so a double resume traps in the tests (and under sanitizers).
-    typealias Continuation = CheckedContinuation<Void, any Error>
-    static func withContinuation(_ body: (Continuation) -> Void) async throws {
-        try await withCheckedThrowingContinuation(body)
-    }
+        // Checked in debug builds, so a double resume traps in the tests (and under sanitizers).
+        typealias Continuation = CheckedContinuation<Void, any Error>
+        static func withContinuation(_ body: (Continuation) -> Void) async throws {
+            try await withCheckedThrowingContinuation(body)
+        }
     #else
-    typealias Continuation = UnsafeContinuation<Void, any Error>
-    static func withContinuation(_ body: (Continuation) -> Void) async throws {
-        try await withUnsafeThrowingContinuation(body)
-    }
+        typealias Continuation = UnsafeContinuation<Void, any Error>
+        static func withContinuation(_ body: (Continuation) -> Void) async throws {
+            try await withUnsafeThrowingContinuation(body)
+        }
     #endif
 
     private enum Phase {
@@ -165,7 +165,8 @@ final class Sleeper: Sendable {
 
     /// Task cancellation: ends the sleep with `CancellationError` and cancels its timer.
     func cancel() {
-        let (continuation, timer) = self.state.withLock { state -> (Continuation?, (id: TimerID, generation: UInt64?)?) in
+        let (continuation, timer) = self.state.withLock {
+            state -> (Continuation?, (id: TimerID, generation: UInt64?)?) in
             switch state.phase {
             case .idle:
                 state.phase = .cancelled

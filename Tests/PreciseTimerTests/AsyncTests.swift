@@ -82,7 +82,9 @@ struct MonotonicInstantTests {
         #expect(MonotonicInstant(nanoseconds: .max) - MonotonicInstant(nanoseconds: .min) == span)
     }
 
-    @Test("a sleep at a saturated instant is bad input: invalidDelay, nothing scheduled", arguments: Implementation.untimed)
+    @Test(
+        "a sleep at a saturated instant is bad input: invalidDelay, nothing scheduled",
+        arguments: Implementation.untimed)
     func farDeadline(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -139,7 +141,9 @@ struct TimerClockTests {
         #expect(timers.scheduledCount == 0)
     }
 
-    @Test("a deadline in the past returns at once without scheduling; a cancelled task throws first", arguments: Implementation.untimed)
+    @Test(
+        "a deadline in the past returns at once without scheduling; a cancelled task throws first",
+        arguments: Implementation.untimed)
     func pastDeadline(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -417,7 +421,9 @@ struct TickSequenceTests {
         #expect(tick.count == 5)
     }
 
-    @Test("on real time: ticks stay on the grid; 1 + missed accounts for every period; never early", arguments: Implementation.allCases)
+    @Test(
+        "on real time: ticks stay on the grid; 1 + missed accounts for every period; never early",
+        arguments: Implementation.allCases)
     func gridReal(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -434,7 +440,8 @@ struct TickSequenceTests {
         let first = try #require(received.first)
         #expect(first.scheduledAt >= start.advanced(by: interval), "the first tick comes one interval in")
         for (earlier, later) in zip(received, received.dropFirst()) {
-            #expect(later.scheduledAt - earlier.scheduledAt == interval * Int(1 + later.missed), "\(earlier) → \(later)")
+            #expect(
+                later.scheduledAt - earlier.scheduledAt == interval * Int(1 + later.missed), "\(earlier) → \(later)")
             #expect(later.firedAt >= later.scheduledAt)
         }
         #expect(received.dropFirst(3).contains { $0.missed > 0 }, "a slow consumer must see merged ticks")
@@ -545,7 +552,9 @@ struct TickSequenceTests {
         #expect(timers.scheduledCount == 0)
     }
 
-    @Test("a tick loop on real time with a consumer that keeps up: on the grid, never early", arguments: Implementation.allCases)
+    @Test(
+        "a tick loop on real time with a consumer that keeps up: on the grid, never early",
+        arguments: Implementation.allCases)
     func keepingUpReal(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
