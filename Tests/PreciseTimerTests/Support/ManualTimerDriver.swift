@@ -38,11 +38,3 @@ extension MonotonicInstant {
         MonotonicInstant(nanoseconds: self.nanoseconds + nanoseconds)
     }
 }
-
-extension MonotonicInstant {
-    // TEMP until InstantProtocol lands
-    func advanced(by duration: Duration) -> MonotonicInstant {
-        let (s, a) = duration.components
-        return MonotonicInstant(nanoseconds: self.nanoseconds + s * 1_000_000_000 + a / 1_000_000_000)
-    }
-}
