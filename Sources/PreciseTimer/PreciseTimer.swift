@@ -16,11 +16,19 @@
 ///
 /// ## Fork safety
 ///
-/// A child process created with `fork()` must not use a service created in the parent: the
-/// child has only the thread that called `fork()`, so the loop thread does not exist there, and
-/// the registry's semaphore may have been copied while held. In the child, create a new
-/// `PreciseTimer` (or `exec`). Do not call ``shutdown()`` on the inherited one either: it would
-/// wait for a thread that does not exist; leave it alone.
+/// A service belongs to the process that created it. In a child created with `fork()` the loop
+/// thread does not exist, the registry's semaphore may have been copied while held and the
+/// doorbell is the parent's `eventfd`, so an inherited service touches none of them: every call
+/// that schedules throws ``PreciseTimerError/Code/shutDown``, the others return `false`, `nil`,
+/// `0` or nothing, and ``shutdown()`` and `deinit` return at once without waiting (the child may
+/// simply drop its reference). Create a new `PreciseTimer` in the child if it needs timers.
+///
+/// ## Engine failures
+///
+/// If libevent fails under the service (`event_base_loop` returns -1, or arming the alarm with
+/// `event_add` fails), the service does not go on silently: every timer is ended and its handler
+/// released, the loop thread exits, and every later `schedule` throws
+/// ``PreciseTimerError/Code/libeventFailure`` naming the function and its return code.
 ///
 /// - Important: handlers on ``TimerExecutor/loop`` run on the service's thread and must not
 ///   block. Releasing the last reference shuts the service down (``shutdown()``).
@@ -40,6 +48,23 @@ public final class PreciseTimer: TimerService {
     public let configuration: Configuration
     private let core: TimerCore
     private let engine: LibeventEngine
+    /// The ``ProcessGeneration`` of the process that created the service (see Fork safety).
+    private let processGeneration = ProcessGeneration.current()
+
+    /// Makes the engine see a libevent failure (tests only: a real one cannot be provoked).
+    package func injectEngineFailure(_ failure: InjectedEngineFailure) {
+        self.engine.inject(failure)
+    }
+
+    /// Whether this is a child process that inherited the service through `fork()`.
+    private var isInherited: Bool {
+        ProcessGeneration.current() != self.processGeneration
+    }
+
+    /// The error every scheduling call throws in an inherited service.
+    private func inherited(_ id: TimerID?) -> PreciseTimerError {
+        PreciseTimerError(.shutDown, id: id, value: "a service inherited through fork()")
+    }
 
     /// Creates the service and starts its thread.
     ///
@@ -70,7 +95,8 @@ public final class PreciseTimer: TimerService {
         id: TimerID?, after delay: Duration, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
-        try self.core.schedule(id: id, after: delay, options: options, handler)
+        guard !self.isInherited else { throw self.inherited(id) }
+        return try self.core.schedule(id: id, after: delay, options: options, handler)
     }
 
     /// Schedules a one-shot timer at an absolute deadline. See ``TimerService/schedule(id:at:options:_:)``.
@@ -79,7 +105,8 @@ public final class PreciseTimer: TimerService {
         id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
-        try self.core.schedule(id: id, at: deadline, options: options, handler)
+        guard !self.isInherited else { throw self.inherited(id) }
+        return try self.core.schedule(id: id, at: deadline, options: options, handler)
     }
 
     /// Schedules a repeating timer. See ``TimerService/scheduleRepeating(id:every:startingAfter:options:_:)``.
@@ -89,7 +116,8 @@ public final class PreciseTimer: TimerService {
         options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
-        try self.core.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options, handler)
+        guard !self.isInherited else { throw self.inherited(id) }
+        return try self.core.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options, handler)
     }
 
     /// Schedules a repeating timer from an absolute start. See
@@ -100,73 +128,86 @@ public final class PreciseTimer: TimerService {
         options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
-        try self.core.scheduleRepeating(id: id, every: interval, startingAt: start, options: options, handler)
+        guard !self.isInherited else { throw self.inherited(id) }
+        return try self.core.scheduleRepeating(id: id, every: interval, startingAt: start, options: options, handler)
     }
 
     /// Moves a timer's next deadline. See ``TimerService/reschedule(_:after:)``.
     @discardableResult
     public func reschedule(_ id: TimerID, after delay: Duration) throws -> Bool {
-        try self.core.reschedule(id, after: delay)
+        guard !self.isInherited else { return false }
+        return try self.core.reschedule(id, after: delay)
     }
 
     /// Moves a timer's next deadline. See ``TimerService/reschedule(_:at:)``.
     @discardableResult
     public func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws -> Bool {
-        try self.core.reschedule(id, at: deadline)
+        guard !self.isInherited else { return false }
+        return try self.core.reschedule(id, at: deadline)
     }
 
     /// Pauses a timer. See ``TimerService/pause(_:)``.
     @discardableResult
     public func pause(_ id: TimerID) -> Bool {
-        self.core.pause(id)
+        guard !self.isInherited else { return false }
+        return self.core.pause(id)
     }
 
     /// Resumes a paused timer. See ``TimerService/resume(_:)``.
     @discardableResult
     public func resume(_ id: TimerID) -> Bool {
-        self.core.resume(id)
+        guard !self.isInherited else { return false }
+        return self.core.resume(id)
     }
 
     /// Whether the timer is paused. See ``TimerService/isPaused(_:)``.
     public func isPaused(_ id: TimerID) -> Bool {
-        self.core.isPaused(id)
+        guard !self.isInherited else { return false }
+        return self.core.isPaused(id)
     }
 
     /// Cancels a timer. See ``TimerService/cancel(_:)``.
     @discardableResult
     public func cancel(_ id: TimerID) -> Bool {
-        self.core.cancel(id)
+        guard !self.isInherited else { return false }
+        return self.core.cancel(id)
     }
 
     /// Cancels exactly one timer. See ``TimerService/cancel(_:generation:)``.
     @discardableResult
     public func cancel(_ id: TimerID, generation: UInt64) -> Bool {
-        self.core.cancel(id, generation: generation)
+        guard !self.isInherited else { return false }
+        return self.core.cancel(id, generation: generation)
     }
 
     /// The generation of the timer under `id`. See ``TimerService/generation(of:)``.
     public func generation(of id: TimerID) -> UInt64? {
-        self.core.generation(of: id)
+        guard !self.isInherited else { return nil }
+        return self.core.generation(of: id)
     }
 
     /// Cancels every timer. See ``TimerService/cancelAll()``.
     public func cancelAll() {
+        guard !self.isInherited else { return }
         self.core.cancelAll()
     }
 
     /// Whether a timer with this ID is scheduled.
     public func isScheduled(_ id: TimerID) -> Bool {
-        self.core.isScheduled(id)
+        guard !self.isInherited else { return false }
+        return self.core.isScheduled(id)
     }
 
     /// The IDs of all scheduled timers, in no particular order.
     public var scheduledIDs: [TimerID] {
-        self.core.scheduledIDs
+        guard !self.isInherited else { return [] }
+        return self.core.scheduledIDs
     }
 
     /// The number of scheduled timers, in O(1).
     public var scheduledCount: Int {
-        self.core.scheduledCount
+        guard !self.isInherited else { return 0 }
+        return self.core.scheduledCount
     }
 
     /// Cancels everything, releases every handler, stops the loop thread and frees libevent.
@@ -175,6 +216,8 @@ public final class PreciseTimer: TimerService {
     /// handler): then it returns at once and the thread exits when the handler returns.
     /// Idempotent and safe to call from several threads at once.
     public func shutdown() {
+        // In a forked child there is no loop thread to wait for and the semaphore may be held.
+        guard !self.isInherited else { return }
         // Every caller but the loop thread waits for the thread to be gone, so `shutdown()`
         // returning means no handler of ours runs any more, even when another thread (or the
         // loop failing) closed the core first. The loop thread itself only asks the loop to stop

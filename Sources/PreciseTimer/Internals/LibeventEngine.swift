@@ -10,6 +10,15 @@ import Synchronization
 /// events live on it: the *alarm*, a timer event armed at the core's earliest deadline, and the
 /// *doorbell*, a read event on the ``EventFDWaker`` through which other threads ask the loop to
 /// look again.
+/// A libevent failure a test can make the engine see, since a real one cannot be provoked.
+package enum InjectedEngineFailure: UInt8, Sendable {
+    case none
+    /// The next `event_add` of the alarm reports failure.
+    case alarmAdd
+    /// `event_base_loop` returns -1 the next time the doorbell rings.
+    case loop
+}
+
 final class LibeventEngine: @unchecked Sendable {
     // Invariant: `base`, `alarm` and `doorbell` are touched by `init` before the thread starts,
     // then only on the loop thread, which frees them before it exits.
@@ -24,6 +33,9 @@ final class LibeventEngine: @unchecked Sendable {
     /// `pthread_self()` of the loop thread once it runs; 0 before.
     private let loopThread = Atomic<UInt>(0)
     private let finished = DispatchGroup()
+    /// Test seam: the libevent failure to pretend at the next chance (see ``InjectedEngineFailure``).
+    private let injected = Atomic<UInt8>(InjectedEngineFailure.none.rawValue)
+
 
     /// Below this, the alarm callback spins instead of re-arming: libevent works in whole
     /// microseconds and a re-arm costs an epoll round trip. The alarm is also armed this much
@@ -135,7 +147,11 @@ final class LibeventEngine: @unchecked Sendable {
         if let slack = self.timerSlack {
             _ = CLibevent_set_timer_slack(UInt(slack))
         }
-        event_base_loop(self.base, CLibevent_EVLOOP_NO_EXIT_ON_EMPTY())
+        var rc = event_base_loop(self.base, CLibevent_EVLOOP_NO_EXIT_ON_EMPTY())
+        if self.takeInjected(.loop) { rc = -1 }
+        if rc == -1 {
+            self.fail(function: "event_base_loop", returnCode: rc)
+        }
         self.freeLibevent()
         self.finished.leave()
     }
@@ -166,7 +182,7 @@ final class LibeventEngine: @unchecked Sendable {
 
     fileprivate func doorbellRang() {
         self.waker.drain()
-        if self.core.isClosed {
+        if self.core.isClosed || self.injected.load(ordering: .relaxed) == InjectedEngineFailure.loop.rawValue {
             event_base_loopbreak(self.base)
             return
         }
@@ -201,7 +217,32 @@ final class LibeventEngine: @unchecked Sendable {
 
     private func arm(in nanoseconds: Int64) {
         var timeout = timeval(roundingUp: .nanoseconds(nanoseconds))
-        CLibevent_evtimer_add(self.alarm, &timeout)
+        var rc = CLibevent_evtimer_add(self.alarm, &timeout)
+        if self.takeInjected(.alarmAdd) { rc = -1 }
+        if rc != 0 {
+            // No alarm means no timer would ever fire again: end them all, loudly.
+            self.fail(function: "event_add", returnCode: rc)
+            event_base_loopbreak(self.base)
+        }
+    }
+
+    /// The engine cannot go on: end every timer (their handlers are released) and make every
+    /// later `schedule` throw this failure. A shutdown that came first keeps its reason.
+    private func fail(function: String, returnCode: Int32) {
+        self.core.close(
+            .failed(PreciseTimerError(.libeventFailure, function: function, returnCode: returnCode, errno: Glibc.errno)))
+    }
+
+    /// Makes the engine see `failure` at its next chance (tests only), and rings the doorbell.
+    func inject(_ failure: InjectedEngineFailure) {
+        self.injected.store(failure.rawValue, ordering: .relaxed)
+        self.waker.wake()
+    }
+
+    private func takeInjected(_ failure: InjectedEngineFailure) -> Bool {
+        self.injected.compareExchange(
+            expected: failure.rawValue, desired: InjectedEngineFailure.none.rawValue, ordering: .relaxed
+        ).exchanged
     }
 }
 

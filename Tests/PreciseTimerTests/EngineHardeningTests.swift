@@ -1,0 +1,105 @@
+import Glibc
+import PreciseTimer
+import Testing
+
+/// The libevent engine when libevent fails under it, and in a forked child.
+@Suite("Engine hardening")
+struct EngineHardeningTests {
+    /// Schedules and cancels a probe timer until `schedule` throws; returns that error.
+    private static func scheduleUntilRefused(_ timers: PreciseTimer) async -> PreciseTimerError? {
+        for _ in 0..<2_000 {
+            do {
+                let id = try timers.schedule(after: .seconds(1)) { _ in }
+                timers.cancel(id)
+            } catch let error as PreciseTimerError {
+                return error
+            } catch {
+                return nil
+            }
+            await pause(.milliseconds(5))
+        }
+        return nil
+    }
+
+    @Test(
+        "a libevent failure ends every timer, releases every handler and makes schedule throw, naming the call",
+        arguments: [(InjectedEngineFailure.alarmAdd, "event_add"), (.loop, "event_base_loop")])
+    func engineFailure(_ failure: InjectedEngineFailure, _ function: String) async throws {
+        let timers = try PreciseTimer()
+        var canary: Canary? = Canary()
+        let probe = WeakProbe(canary!)
+        try timers.schedule(id: "held", after: .seconds(3_600)) { [canary] _ in _ = canary }
+        try timers.scheduleRepeating(id: "beat", every: .seconds(1)) { [canary] _ in _ = canary }
+        canary = nil
+        timers.injectEngineFailure(failure)
+        // The alarm is armed at the next change of the earliest deadline.
+        _ = try? timers.schedule(id: "earlier", after: .milliseconds(500)) { _ in }
+
+        let error = try #require(await Self.scheduleUntilRefused(timers), "schedule never failed")
+        #expect(error.code == .libeventFailure)
+        #expect(error.function == function)
+        #expect(error.returnCode == -1)
+        #expect(timers.scheduledCount == 0)
+        #expect(!timers.isScheduled("held"))
+        #expect(probe.isReleased, "a handler outlived the failure")
+        timers.shutdown()  // Returns: the loop thread is already gone.
+        #expect(throws: PreciseTimerError.self) { try timers.schedule(after: .zero) { _ in } }
+    }
+
+    @Test("a forked child that uses and drops an inherited service exits at once, and the parent goes on")
+    func forkedChild() async throws {
+        var timers: PreciseTimer? = try PreciseTimer()
+        let ticks = Recorder<Tick>()
+        try timers!.scheduleRepeating(id: "parent", every: .milliseconds(2)) { ticks.append($0) }
+        await ticks.wait(forCount: 2)
+        // Everything the child calls runs once here first, so no lazy initialisation (and no
+        // lock another thread might hold at the fork) is left for the child.
+        _ = try? timers!.schedule(id: "parent", after: .zero) { _ in }
+        _ = timers!.isScheduled("warm")
+        _ = timers!.cancel("warm")
+
+        let pid = fork()
+        if pid == 0 {
+            // The parent bounds its wait and kills a child that hangs; the alarm is a second
+            // guard, for which SIGALRM is unblocked (the test thread blocks most signals).
+            var alarmOnly = sigset_t()
+            sigemptyset(&alarmOnly)
+            sigaddset(&alarmOnly, SIGALRM)
+            pthread_sigmask(SIG_UNBLOCK, &alarmOnly, nil)
+            alarm(10)
+            var ok = true
+            do {
+                _ = try timers!.schedule(after: .zero) { _ in }
+                ok = false
+            } catch let error as PreciseTimerError {
+                ok = error.code == .shutDown
+            } catch {
+                ok = false
+            }
+            ok = ok && !timers!.cancel("parent") && !timers!.isScheduled("parent") && timers!.scheduledCount == 0
+            timers!.shutdown()  // Must not wait for the parent's loop thread.
+            timers = nil  // deinit: must not wait either.
+            _exit(ok ? 0 : 1)
+        }
+        try #require(pid > 0, "fork failed: \(errno)")
+        var status: Int32 = 0
+        var waited = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            waited += 1
+            if waited == 1_000 {  // 10 s: the child hangs. Kill it, then reap it.
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                break
+            }
+            await pause(.milliseconds(10))
+        }
+        let signal = status & 0x7f
+        #expect(signal == 0, "the child was killed by signal \(signal): it hung")
+        #expect((status >> 8) & 0xff == 0, "the child saw the inherited service misbehave")
+
+        let before = ticks.count
+        await ticks.wait(forCount: before + 3)
+        #expect(timers!.isScheduled("parent"), "the parent's service kept running")
+        timers!.shutdown()
+    }
+}
