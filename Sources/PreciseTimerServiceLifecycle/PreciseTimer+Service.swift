@@ -1,5 +1,6 @@
 import PreciseTimer
 import ServiceLifecycle
+import Synchronization
 
 /// `PreciseTimer` as a swift-service-lifecycle `Service`, so a `ServiceGroup` owns its lifetime.
 ///
@@ -50,8 +51,52 @@ extension PreciseTimer: Service {
     /// its task is cancelled. A service shut down directly (``PreciseTimer/shutdown()``) keeps
     /// `run()` waiting until one of those.
     public func run() async {
-        // Throws CancellationError on task cancellation: the same end as a graceful shutdown.
-        try? await gracefulShutdown()
+        await ShutdownSignal.wait()
         await DetachedThread.run { self.shutdown() }
+    }
+}
+
+/// Waits for graceful shutdown or task cancellation, whichever comes first, race-free.
+///
+/// Not `gracefulShutdown()`: in swift-service-lifecycle 2.13.0 its waiter sets its continuation
+/// inside an actor while the cancellation handler finishes it from a separate unstructured
+/// task, so a task cancelled before (or just as) it starts waiting can wait forever (seen under
+/// ThreadSanitizer: `run()` in an already-cancelled task never returned).
+private final class ShutdownSignal: Sendable {
+    private enum State {
+        case waiting(CheckedContinuation<Void, Never>?)
+        case signalled
+    }
+
+    private let state = Mutex(State.waiting(nil))
+
+    static func wait() async {
+        let signal = ShutdownSignal()
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withCheckedContinuation { continuation in
+                    let resumeNow = signal.state.withLock { state -> Bool in
+                        guard case .waiting = state else { return true }
+                        state = .waiting(continuation)
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            } onGracefulShutdown: {
+                signal.fire()
+            }
+        } onCancel: {
+            signal.fire()
+        }
+    }
+
+    /// Ends the wait (now, or as soon as it starts); the continuation is resumed outside the lock.
+    private func fire() {
+        let continuation = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state = .signalled }
+            if case .waiting(let continuation) = state { return continuation }
+            return nil
+        }
+        continuation?.resume()
     }
 }

@@ -230,9 +230,23 @@ struct ConformanceTests {
         await burst.wait(forCount: 8)
         await delay.wait { ticks in ticks.firstIndex { $0.missed > 0 }.map { $0 + 1 < ticks.count } ?? false }
         let bursts = burst.values
-        #expect(bursts.allSatisfy { $0.missed == 0 })
-        let gaps = zip(bursts, bursts.dropFirst()).map { $1.scheduledAt - $0.scheduledAt }
-        #expect(gaps.allSatisfy { $0 == .milliseconds(10) }, "burst must not skip a grid point: \(gaps)")
+        // Each call answers the next grid point; a skip is allowed only after `maximumBurst`
+        // catch-up calls in a row (each a period or more late), which a slow sanitizer build
+        // can cause on its own.
+        for (previous, tick) in zip(bursts, bursts.dropFirst()) {
+            #expect(
+                tick.scheduledAt - previous.scheduledAt == .milliseconds(10) * Int(tick.missed + 1),
+                "burst left the grid at call \(tick.count)")
+        }
+        let limit = MissedTickPolicy.maximumBurst
+        for (index, tick) in bursts.enumerated() where tick.missed > 0 {
+            #expect(
+                index >= limit && bursts[(index - limit)..<index].allSatisfy { $0.lateness >= .milliseconds(10) },
+                "call \(tick.count) skipped before \(limit) catch-up calls")
+        }
+        // The 60 ms stall is made up by calls back to back: several late ones that skip nothing.
+        let catchUps = bursts.filter { $0.missed == 0 && $0.lateness >= .milliseconds(10) }
+        #expect(catchUps.count >= 3, "no catch-up calls after the stall")
         let delays = delay.values
         let late = try #require(delays.firstIndex { $0.missed > 0 })
         try #require(late + 1 < delays.count)
