@@ -53,6 +53,11 @@ struct TickerCommand: ParsableCommand {
     @Flag(help: "Print the summary as JSON instead of a table.")
     var json = false
 
+    @Flag(
+        name: .customLong("async"),
+        help: "Also run a PreciseTimer ticker driven by `for await tick in timers.ticks(every:)`.")
+    var forAwait = false
+
     func validate() throws {
         if self.duration != nil, self.count != nil {
             throw ValidationError("Use either --duration or --count, not both.")
@@ -66,7 +71,8 @@ struct TickerCommand: ParsableCommand {
             backend: self.backend,
             policy: self.policy,
             spinMargin: self.spinMargin,
-            json: self.json
+            json: self.json,
+            forAwait: self.forAwait
         )
         let report = try run.run()
         if self.json {

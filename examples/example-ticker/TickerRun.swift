@@ -20,6 +20,9 @@ struct TickerRun {
     /// later ticks are counted but not sampled.
     static let sampleLimit = 4_000_000
 
+    /// The row of the `--async` ticker.
+    static let forAwaitName = "PreciseTimer for await"
+
     /// The ticker period.
     var interval: Duration
     /// What ends the run.
@@ -33,6 +36,8 @@ struct TickerRun {
     /// Whether the summary is printed as JSON (the progress line then goes to a terminal on
     /// standard error, or nowhere).
     var json: Bool
+    /// Whether a further PreciseTimer ticker is driven by `for await` over `ticks(every:)`.
+    var forAwait: Bool
 
     /// Runs the tickers and collects their summaries.
     ///
@@ -50,13 +55,27 @@ struct TickerRun {
         let progress = self.makeProgressLine(recorders)
 
         let startedAt = MonotonicInstant.now()
-        for ((_, service), recorder) in zip(services, recorders) {
+        var loops: [Task<Void, Never>] = []
+        for ((name, service), recorder) in zip(services, recorders) {
             // The run's own grid, origin + k·interval: the ticker is measured against it.
             let origin = MonotonicInstant.now()
             recorder.setOrigin(origin)
+            if name == Self.forAwaitName {
+                // The async way: a tick sequence (first tick one interval from now), consumed
+                // by a task. Shutting the service down at the end finishes the loop.
+                let ticks = try service.ticks(every: self.interval, missedTicks: self.policy.missedTicks)
+                loops.append(
+                    Task.detached {
+                        for await tick in ticks where recorder.record(tick) == .reachedLimit {
+                            finished.signal()
+                            break
+                        }
+                    })
+                continue
+            }
             try service.scheduleRepeating(
                 id: "ticker", every: self.interval,
-                startingAt: MonotonicInstant(nanoseconds: origin.nanoseconds + self.interval.wholeNanoseconds),
+                startingAt: origin.advanced(by: self.interval),
                 options: TimerOptions(missedTicks: self.policy.missedTicks)
             ) {
                 [weak service] tick in
@@ -82,6 +101,7 @@ struct TickerRun {
         for recorder in recorders { recorder.close() }
         let elapsed = MonotonicInstant.now() - startedAt
         for (_, service) in services { service.shutdown() }
+        for loop in loops { loop.cancel() }
         progress?.finish()
 
         return RunReport(
@@ -128,6 +148,10 @@ struct TickerRun {
         }
         if self.backend.includesDispatch {
             services.append(("Dispatch", DispatchReferenceTimer()))
+        }
+        if self.forAwait {
+            let configuration = PreciseTimer.Configuration(threadName: "ticker-async", spinMargin: self.spinMargin)
+            services.append((Self.forAwaitName, try PreciseTimer(configuration: configuration)))
         }
         return services
     }
