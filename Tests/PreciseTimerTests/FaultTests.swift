@@ -24,6 +24,39 @@ struct FaultTests {
         }
     }
 
+    @Test("with 0 to 5 free descriptors, PreciseTimer() either works or throws; libevent never exits the process")
+    func fewFreeDescriptors() async {
+        await #expect(processExitsWith: .success) {
+            // Which descriptors are open now: the free slots under a limit L are L minus the
+            // open descriptors below L, so the limit is the smallest L leaving exactly N free.
+            let isOpen = (Int32(0)..<4_096).map { fcntl($0, F_GETFD) != -1 }
+            func limitLeaving(_ free: Int) -> Int {
+                var slots = 0
+                for (descriptor, open) in isOpen.enumerated() where !open {
+                    if slots == free { return descriptor }
+                    slots += 1
+                }
+                return isOpen.count
+            }
+            for free in 0...5 {
+                var limit = rlimit()
+                getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+                limit.rlim_cur = rlim_t(limitLeaving(free))
+                guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { _exit(3) }
+                do {
+                    let timers = try PreciseTimer()
+                    timers.shutdown()  // Works: its descriptors are freed for the next round.
+                } catch let error as PreciseTimerError {
+                    // Refused with a typed error naming the system's complaint.
+                    guard [.systemFailure, .libeventFailure].contains(error.code), error.errno == EMFILE else { _exit(2) }
+                } catch {
+                    _exit(4)
+                }
+            }
+            _exit(0)
+        }
+    }
+
     @Test(
         "a .loop handler that blocks 200 ms delays the others; they lose nothing and report misses",
         arguments: Implementation.allCases)

@@ -55,6 +55,7 @@ final class LibeventEngine: @unchecked Sendable {
         self.threadName = configuration.threadName
         self.timerSlack = configuration.timerSlack?.timerNanoseconds
 
+        try Self.reserveDescriptors(Self.descriptorsLibeventNeeds, like: waker.fd)
         guard let config = event_config_new() else {
             throw PreciseTimerError(.libeventFailure, function: "event_config_new")
         }
@@ -97,6 +98,29 @@ final class LibeventEngine: @unchecked Sendable {
         } catch {
             self.freeLibevent()
             throw error
+        }
+    }
+
+    /// What `event_base_new_with_config` opens: the epoll descriptor, the precise timer's
+    /// timerfd, and the socketpair of libevent's signal handling, whose failure libevent treats
+    /// as fatal (`exit(1)`, the whole daemon gone) instead of returning an error.
+    private static let descriptorsLibeventNeeds = 4
+
+    /// Makes sure `count` descriptors are free before libevent needs them, so running out is a
+    /// typed ``PreciseTimerError/Code/systemFailure`` (`EMFILE`) here, never libevent's `exit`.
+    /// (Another thread could take descriptors between this check and libevent's: the window is
+    /// a few microseconds at start-up.)
+    private static func reserveDescriptors(_ count: Int, like fd: Int32) throws(PreciseTimerError) {
+        var reserved: [Int32] = []
+        defer { for descriptor in reserved { close(descriptor) } }
+        for _ in 0..<count {
+            let descriptor = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+            guard descriptor >= 0 else {
+                throw PreciseTimerError(
+                    .systemFailure, value: "\(count) free file descriptors for libevent",
+                    function: "fcntl(F_DUPFD_CLOEXEC)", returnCode: descriptor, errno: Glibc.errno)
+            }
+            reserved.append(descriptor)
         }
     }
 
