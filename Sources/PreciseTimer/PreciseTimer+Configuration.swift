@@ -10,6 +10,10 @@ extension PreciseTimer {
         /// Cuts lateness from the kernel's wake-up latency (tens of microseconds on a VM) to a
         /// few microseconds, at the cost of up to this much CPU per fire. `.zero` (the default)
         /// sleeps until the deadline. At most 10 ms.
+        ///
+        /// A spin never holds the loop: it ends at once when another thread schedules, cancels
+        /// or shuts down (so an earlier timer is not kept waiting), and the loop passes through
+        /// libevent between two spun fires, even when the margin covers a whole period.
         public var spinMargin: Duration
         /// Run the loop thread under `SCHED_FIFO` with this priority (1...99). Needs
         /// `CAP_SYS_NICE` or an `RLIMIT_RTPRIO` allowance; without it ``PreciseTimer/init(configuration:)``

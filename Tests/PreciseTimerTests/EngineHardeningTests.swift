@@ -103,3 +103,32 @@ struct EngineHardeningTests {
         timers!.shutdown()
     }
 }
+
+/// Spin finish (`spinMargin`) must never hold the loop: not from an earlier timer, not from
+/// the doorbell, not from shutdown.
+@Suite("Spin finish")
+struct SpinTests {
+    @Test("a timer scheduled during a spin for a later deadline is not held back until the spin ends")
+    func earlierTimerDuringSpin() async throws {
+        let timers = try PreciseTimer(configuration: .init(spinMargin: .milliseconds(10)))
+        defer { timers.shutdown() }
+        var conclusive = 0
+        for attempt in 0..<10 {
+            let fired = Recorder<Tick>()
+            // Due in 9.5 ms, within the margin: the loop starts spinning for it at once.
+            try timers.schedule(id: TimerID("late-\(attempt)"), after: .microseconds(9_500)) { fired.append($0) }
+            usleep(1_000)
+            try timers.schedule(id: TimerID("early-\(attempt)"), after: .zero) { fired.append($0) }
+            let ticks = await fired.wait(forCount: 2)
+            let late = try #require(ticks.first { $0.id.rawValue.hasPrefix("late") })
+            let early = try #require(ticks.first { $0.id.rawValue.hasPrefix("early") })
+            // Only a run in which the early timer was scheduled well inside the spin can tell.
+            guard early.scheduledAt < late.scheduledAt.advanced(by: .milliseconds(-2)) else { continue }
+            conclusive += 1
+            #expect(
+                early.firedAt < late.scheduledAt,
+                "the early timer waited for the spin: fired \(early.firedAt - early.scheduledAt) late")
+        }
+        #expect(conclusive > 0, "the test thread never got to schedule during a spin")
+    }
+}

@@ -1,5 +1,6 @@
 import CLibevent
 import Glibc
+import Synchronization
 
 /// The core's clock and the loop's doorbell: an `eventfd` the loop thread watches with a
 /// libevent read event.
@@ -11,6 +12,9 @@ import Glibc
 final class EventFDWaker: TimerDoorbell, @unchecked Sendable {
     // Invariant: `fd` is immutable, valid until deinit, and eventfd writes are thread-safe.
     let fd: Int32
+    /// Set by ``wake()`` before it writes, cleared by ``drain()``: a spinning loop polls this
+    /// instead of the fd, to give the loop back at once when someone rang.
+    private let rung = Atomic<Bool>(false)
 
     /// - Throws: ``PreciseTimerError/Code/systemFailure`` naming `eventfd` and `errno` (for
     ///   example when the process is out of file descriptors).
@@ -31,13 +35,18 @@ final class EventFDWaker: TimerDoorbell, @unchecked Sendable {
     }
 
     func wake() {
+        self.rung.store(true, ordering: .releasing)
         // Cannot fail short of a closed fd: the counter would need 2^64 unread wake-ups.
         _ = eventfd_write(self.fd, 1)
     }
 
     /// Clears the counter (loop thread, from the read event's callback).
     func drain() {
+        self.rung.store(false, ordering: .relaxed)
         var value: eventfd_t = 0
         _ = eventfd_read(self.fd, &value)
     }
+
+    /// Whether the doorbell rang since the loop last drained it.
+    var hasRung: Bool { self.rung.load(ordering: .acquiring) }
 }

@@ -215,7 +215,14 @@ final class LibeventEngine: @unchecked Sendable {
 
     /// Runs what is due, then arms the alarm for the next deadline; spins through the last
     /// microseconds (or the configured spin margin) instead of sleeping through them.
+    ///
+    /// The spinning is bounded so that libevent always gets the loop back between fires: a spin
+    /// ends early when the doorbell rings (a new, earlier timer, or a shutdown, is then served
+    /// at once instead of after the spin), and after one spun fire the loop passes through
+    /// libevent (an alarm armed at zero) before it spins again, so the doorbell and any other
+    /// event on the base are served even when the spin margin covers a whole period.
     fileprivate func runTimers() {
+        var spun = false
         while true {
             let next: Int64
             switch self.core.runDue() {
@@ -233,7 +240,16 @@ final class LibeventEngine: @unchecked Sendable {
                 self.arm(in: remaining - self.spinMargin - Self.minimumSpin)
                 return
             }
+            if spun {
+                self.arm(in: 0)
+                return
+            }
+            spun = true
             while remaining > 0 {
+                if self.waker.hasRung {
+                    self.arm(in: remaining)  // Rounded up: the alarm never comes early.
+                    return
+                }
                 remaining = next - self.waker.now()
             }
         }
