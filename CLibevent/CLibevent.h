@@ -47,9 +47,4 @@ static inline int CLibevent_evtimer_add(struct event *_Nonnull ev, const struct 
     return evtimer_add(ev, tv);
 }
 
-/// `evtimer_pending` without the out-parameter.
-static inline int CLibevent_evtimer_pending(const struct event *_Nonnull ev) {
-    return evtimer_pending(ev, NULL);
-}
-
 #endif

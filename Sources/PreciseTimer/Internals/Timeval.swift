@@ -19,10 +19,4 @@ extension timeval {
             self.init(tv_sec: time_t(seconds), tv_usec: suseconds_t(microseconds))
         }
     }
-
-    /// The exact duration this `timeval` holds (the inverse of ``init(roundingUp:)`` for whole
-    /// microseconds).
-    var duration: Duration {
-        .seconds(Int64(self.tv_sec)) + .microseconds(Int64(self.tv_usec))
-    }
 }
