@@ -55,6 +55,13 @@ extension BenchmarkRun {
                     ))
             case .nioRepeatedTask:
                 notes.append("fixed delay: lateness vs its own deadline, drift vs the grid")
+            case .preciseClock:
+                let continuousP50 = runs[.continuousClock].map { Double($0.percentile(50)) } ?? .nan
+                notes.append(
+                    self.report.check(
+                        "clock p50", p50 <= 1.25 * floorP50 && p50 < continuousP50,
+                        "TimerClock p50 ≤ 1.25× floor and ahead of ContinuousClock: \(Format.ratio(p50 / floorP50)) "
+                            + "(\(Format.micro(p50)) vs ContinuousClock \(Format.micro(continuousP50)) µs)"))
             case .preciseRealtime:
                 notes.append("permitted here")
             case .foundation, .gcd:

@@ -30,6 +30,16 @@ extension Contestant {
             }
         case .dispatch:
             return Self.service(interval, ticks) { DispatchReferenceTimer() }
+        case .preciseClock:
+            do {
+                let timers = try PreciseTimer()
+                defer { timers.shutdown() }
+                return Self.sleeper(interval, ticks, clock: timers.clock, start: timers.now)
+            } catch {
+                return .failure(BenchmarkSkip(reason: "\(error)"))
+            }
+        case .continuousClock:
+            return Self.sleeper(interval, ticks, clock: ContinuousClock(), start: ContinuousClock.now)
         case .gcd: return Self.gcd(interval, ticks)
         case .nioScheduleTask: return Self.nioScheduleTask(interval, ticks)
         case .nioRepeatedTask: return Self.nioRepeatedTask(interval, ticks)
@@ -115,6 +125,35 @@ extension Contestant {
         }
         timers.cancel(timer)
         var run = recorder.run(start: start, interval: interval)
+        run.cpu = Measure.processCPU() - cpuBefore
+        return .success(run)
+    }
+
+    /// One task sleeping until `start + k·interval` on `clock`, k = 1, 2, …: lateness is the
+    /// clock's own reading after the wake-up minus that deadline (the same rate as
+    /// `CLOCK_MONOTONIC` for both clocks measured here).
+    private static func sleeper<C: Clock>(
+        _ interval: Int64, _ ticks: Int, clock: C, start: C.Instant
+    ) -> Result<LatenessRun, BenchmarkSkip> where C.Duration == Duration {
+        let recorder = LatencyRecorder(target: ticks)
+        let cpuBefore = Measure.processCPU()
+        let measuredStart = Measure.now()
+        let task = Task.detached {
+            var k: Int64 = 1
+            while true {
+                let deadline = start.advanced(by: .nanoseconds(k * interval))
+                do { try await clock.sleep(until: deadline, tolerance: .zero) } catch { return }
+                let lateness = deadline.duration(to: clock.now)
+                let nanoseconds = lateness.components.seconds * 1_000_000_000 + lateness.components.attoseconds / 1_000_000_000
+                if recorder.record(lateness: nanoseconds, firedAt: Measure.now()) { return }
+                k += 1
+            }
+        }
+        guard recorder.waitUntilDone(timeoutSeconds: Self.timeout(interval, ticks)) else {
+            task.cancel()
+            return .failure(BenchmarkSkip(reason: "timed out"))
+        }
+        var run = recorder.run(start: measuredStart, interval: interval)
         run.cpu = Measure.processCPU() - cpuBefore
         return .success(run)
     }

@@ -14,6 +14,11 @@ enum Contestant: String, CaseIterable, Sendable {
     case preciseRealtime = "PreciseTimer SCHED_FIFO"
     /// `DispatchReferenceTimer()`: the same API and scheduling core on one `DispatchSourceTimer` alarm.
     case dispatch = "DispatchReferenceTimer"
+    /// `Task.sleep(until:clock: timers.clock)` on a `PreciseTimer`, re-armed at absolute
+    /// deadlines by one task: the async clock, one task resumption on top of the service.
+    case preciseClock = "PreciseTimer TimerClock (Task.sleep)"
+    /// `Task.sleep(until:clock: .continuous)` at the same absolute deadlines: the standard clock.
+    case continuousClock = "ContinuousClock (Task.sleep)"
     /// A raw repeating `DispatchSourceTimer` (``GCDTimers``), zero leeway: idiomatic Dispatch,
     /// the reference of the `×GCD` column.
     case gcd = "GCD DispatchSourceTimer"
