@@ -32,9 +32,9 @@ enum SleepOutcome: Sendable, Hashable, CustomStringConvertible {
 
 /// How late a task may resume after its timer fired, on top of ``Bounds/lateness``: a resumption
 /// waits for a thread of the cooperative pool, which the rest of the suite, running in parallel
-/// on 2 shared cores, can keep busy for over a second. Far below every "never at the deadline"
+/// on 2 shared cores (a ThreadSanitizer build: seen at 5.9 s), can keep busy for seconds. Below every "never at the deadline"
 /// deadline these tests use (30 s).
-let resumptionBound: Duration = .seconds(5)
+let resumptionBound: Duration = .seconds(15)
 
 /// Polls `condition` every millisecond; `true` if it held before `timeout`.
 func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {

@@ -407,7 +407,7 @@ struct BadInputMatrixTests {
         for _ in 0..<100 { try timers.scheduleRepeating(every: .milliseconds(1), Self.handler(canary!)) }
         canary = nil
         let returned = Recorder<Int>()
-        DispatchQueue.global().async {
+        detachThread {
             runOnThreads(2) { thread in
                 timers.shutdown()
                 timers.shutdown()

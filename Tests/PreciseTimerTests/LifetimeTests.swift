@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import PreciseTimer
+import PreciseTimerTesting
 import PreciseTimerReference
 import Testing
 
@@ -138,7 +139,7 @@ struct LifetimeTests {
         try timers.schedule(id: "taken", after: .seconds(60)) { _ in }
         let victim = try timers.schedule(after: .seconds(60)) { _ in }
         let outcome = Recorder<String>()
-        DispatchQueue.global().async {
+        detachThread {
             do {
                 // The closure holds the only reference to the token; refusing it releases the
                 // token, whose deinit calls cancel on the same service.

@@ -114,7 +114,7 @@ struct StressTests {
         let clock = ContinuousClock()
         let start = clock.now
 
-        DispatchQueue.global().async {
+        detachThread {
             runOnThreads(Self.threads) { worker in
                 let now = running.add(1, ordering: .relaxed).newValue
                 mostRunning.max(now, ordering: .relaxed)
@@ -223,7 +223,7 @@ struct StressTests {
         let sequencer = Sequencer()  // No cancelAll here: only explicit cancels end these timers.
         let all = SemaphoreGuarded<[Record]>([])
         let workersDone = Recorder<Bool>()
-        DispatchQueue.global().async {
+        detachThread {
             runOnThreads(4) { worker in
                 var generator = SplitMix(seed: UInt64(100 + worker))
                 var mine: [Record] = []
@@ -338,7 +338,7 @@ struct StressTests {
     /// Shuts down on a Dispatch thread, waiting a bounded time for it to return.
     static func shutdown(_ timers: any TimerService) async -> Bool {
         let returned = Recorder<Bool>()
-        DispatchQueue.global().async {
+        detachThread {
             timers.shutdown()
             returned.append(true)
         }
