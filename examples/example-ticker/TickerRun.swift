@@ -1,169 +1,157 @@
-import ArgumentParser
 import Dispatch
 import PreciseTimer
 import PreciseTimerReference
+import Synchronization
 
 import Glibc
 
-/// One ticker run: a repeating timer per backend, all running at once, each on its own service,
-/// until the duration passes, every ticker reached its count, or Ctrl-C.
-struct TickerRun {
-    /// What ends the run.
-    enum Length {
-        /// Run this long.
-        case duration(Duration)
-        /// Run until every backend made this many handler calls.
-        case count(Int)
+/// What `--json` prints: the run's settings, how it ended, and a summary per backend.
+struct RunReport: Codable {
+    var intervalNanoseconds: Int64
+    var policy: String
+    var spinMarginNanoseconds: Int64
+    var durationNanoseconds: Int64?
+    var elapsedNanoseconds: Int64
+    /// Whether Ctrl-C ended the run early.
+    var interrupted: Bool
+    var results: [TickerSummary]
+}
+
+/// One backend's results; times in nanoseconds.
+struct TickerSummary: Codable {
+    struct Lateness: Codable { var p50, p90, p99, max: Int64 }
+    var backend: String
+    /// Handler calls.
+    var ticks: Int
+    /// Periods skipped (the sum of `Tick.missed`).
+    var missed: UInt64
+    /// How many ticks the percentiles cover (all unless the storage filled up).
+    var samples: Int
+    var lateness: Lateness?
+    /// The last tick's distance from its place on the grid.
+    var driftNanoseconds: Int64?
+}
+
+/// One ticker's lateness samples, measured against the run's own grid, `origin + k·interval`.
+/// `record` runs on the timer's thread and never allocates: the storage is reserved up front.
+final class Recorder: Sendable {
+    private struct State {
+        var samples: [Int64] = []
+        var ticks = 0
+        var missed: UInt64 = 0
+        var last: Int64 = 0
+        var isClosed = false
     }
 
-    /// The most lateness samples kept per backend (32 MB, touched up front; over an hour at 1 ms);
-    /// later ticks are counted but not sampled.
-    static let sampleLimit = 4_000_000
+    let name: String
+    private let origin: MonotonicInstant
+    private let interval: Int64
+    private let state: Mutex<State>
 
-    /// The row of the `--async` ticker.
-    static let forAwaitName = "PreciseTimer for await"
+    init(name: String, origin: MonotonicInstant, interval: Duration, capacity: Int) {
+        self.name = name
+        self.origin = origin
+        self.interval = interval / .nanoseconds(1) > 0 ? Int64(interval / .nanoseconds(1)) : 1
+        var state = State()
+        state.samples.reserveCapacity(capacity)
+        self.state = Mutex(state)
+    }
 
-    /// The ticker period.
-    var interval: Duration
-    /// What ends the run.
-    var length: Length
-    /// Which services to compare.
-    var backend: TickerBackend
-    /// The missed-tick policy of every ticker.
-    var policy: TickerPolicy
-    /// `PreciseTimer.Configuration.spinMargin`.
-    var spinMargin: Duration
-    /// Whether the summary is printed as JSON (the progress line then goes to a terminal on
-    /// standard error, or nowhere).
-    var json: Bool
-    /// Whether a further PreciseTimer ticker is driven by `for await` over `ticks(every:)`.
-    var forAwait: Bool
+    func record(_ tick: Tick) {
+        self.state.withLock { state in
+            guard !state.isClosed else { return }
+            // This call answers period k = calls so far + every period skipped, this one's included.
+            state.ticks += 1
+            state.missed += tick.missed
+            let period = Int64(state.ticks) + Int64(clamping: state.missed)
+            state.last = tick.firedAt.nanoseconds - (self.origin.nanoseconds + period * self.interval)
+            if state.samples.count < state.samples.capacity { state.samples.append(state.last) }
+        }
+    }
 
-    /// Runs the tickers and collects their summaries.
-    ///
-    /// - Returns: The report, also when Ctrl-C ended the run.
-    /// - Throws: `ValidationError` when `PreciseTimer` rejects the configuration (`--spin-margin`),
-    ///   `PreciseTimerError` when a service cannot start or schedule.
+    /// Ignores later ticks (a Dispatch handler already queued), so the summary is a fixed set.
+    func close() { self.state.withLock { $0.isClosed = true } }
+
+    func summary() -> TickerSummary {
+        let (samples, ticks, missed, last) = self.state.withLock { ($0.samples, $0.ticks, $0.missed, $0.last) }
+        let sorted = samples.sorted()
+        // Nearest rank: the smallest sample with at least `percent`% of the samples at or below it.
+        func rank(_ percent: Int) -> Int64 { sorted[max((sorted.count * percent + 99) / 100, 1) - 1] }
+        return TickerSummary(
+            backend: self.name, ticks: ticks, missed: missed, samples: sorted.count,
+            lateness: sorted.isEmpty ? nil : .init(p50: rank(50), p90: rank(90), p99: rank(99), max: sorted.last!),
+            driftNanoseconds: ticks > 0 ? last : nil)
+    }
+}
+
+/// One run: a repeating timer per backend, all at once, until the duration passes or Ctrl-C.
+struct TickerRun {
+    let command: TickerCommand
+
     func run() throws -> RunReport {
+        let interval = self.command.interval, policy = self.command.policy.missedTicks
         let finished = DispatchSemaphore(value: 0)
-        // Before the services: their threads must inherit the blocked SIGINT (see `Interruption`).
-        let interruption = Interruption { finished.signal() }
-        let services = try self.makeServices()
-        let recorders = services.map { name, _ in
-            LatencyRecorder(name: name, interval: self.interval, limit: self.limit, capacity: self.capacity)
+        // Ctrl-C: SIGINT ignored by the process, delivered as an event on a queue. Blocked before
+        // the services start, so their threads inherit the mask and never take it themselves.
+        signal(SIGINT, SIG_IGN)
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        let interrupted = Atomic(false)
+        let sigint = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        sigint.setEventHandler {
+            interrupted.store(true, ordering: .relaxed)
+            finished.signal()
         }
-        let progress = self.makeProgressLine(recorders)
+        sigint.activate()
 
+        // Room for one sample per period, plus slack; at most 4M (32 MB, over an hour at 1 ms).
+        let periods = self.command.duration / interval
+        let capacity = Int(min(periods * 1.01 + 16, 4_000_000))
         let startedAt = MonotonicInstant.now()
+        var services: [any TimerService] = []
+        var recorders: [Recorder] = []
         var loops: [Task<Void, Never>] = []
-        for ((name, service), recorder) in zip(services, recorders) {
-            // The run's own grid, origin + k·interval: the ticker is measured against it.
+        /// Starts one backend's ticker on the grid `now + k·interval`, feeding a new recorder.
+        func start(_ name: String, _ service: any TimerService, forAwait: Bool = false) throws {
             let origin = MonotonicInstant.now()
-            recorder.setOrigin(origin)
-            if name == Self.forAwaitName {
-                // The async way: a tick sequence (first tick one interval from now), consumed
-                // by a task. Shutting the service down at the end finishes the loop.
-                let ticks = try service.ticks(every: self.interval, missedTicks: self.policy.missedTicks)
-                loops.append(
-                    Task.detached {
-                        for await tick in ticks where recorder.record(tick) == .reachedLimit {
-                            finished.signal()
-                            break
-                        }
-                    })
-                continue
-            }
-            try service.scheduleRepeating(
-                id: "ticker", every: self.interval,
-                startingAt: origin.advanced(by: self.interval),
-                options: TimerOptions(missedTicks: self.policy.missedTicks)
-            ) {
-                [weak service] tick in
-                if recorder.record(tick) == .reachedLimit {
-                    service?.cancel(tick.id)
-                    finished.signal()
-                }
+            let recorder = Recorder(name: name, origin: origin, interval: interval, capacity: capacity)
+            services.append(service)
+            recorders.append(recorder)
+            if forAwait {
+                // The async way: shutting the service down at the end finishes the sequence.
+                let ticks = try service.ticks(every: interval, missedTicks: policy)
+                loops.append(Task.detached { for await tick in ticks { recorder.record(tick) } })
+            } else {
+                try service.scheduleRepeating(
+                    id: "ticker", every: interval, startingAt: origin.advanced(by: interval),
+                    options: TimerOptions(missedTicks: policy)
+                ) { tick in recorder.record(tick) }
             }
         }
-        progress?.start()
-
-        switch self.length {
-        case .duration(let duration):
-            _ = finished.wait(timeout: .now() + .nanoseconds(Int(duration.wholeNanoseconds)))
-        case .count:
-            var running = recorders.count
-            while running > 0, !interruption.happened {
-                finished.wait()
-                running -= 1
-            }
+        func precise(_ threadName: String) throws -> PreciseTimer {
+            try PreciseTimer(configuration: .init(threadName: threadName, spinMargin: self.command.spinMargin))
         }
 
+        if self.command.backend != .dispatch { try start("PreciseTimer", try precise("example-ticker")) }
+        if self.command.backend != .precise { try start("Dispatch", DispatchReferenceTimer()) }
+        if self.command.forAwait { try start("PreciseTimer for await", try precise("ticker-async"), forAwait: true) }
+
+        _ = finished.wait(timeout: .now() + .nanoseconds(Int(self.command.duration / .nanoseconds(1))))
         for recorder in recorders { recorder.close() }
         let elapsed = MonotonicInstant.now() - startedAt
-        for (_, service) in services { service.shutdown() }
+        for service in services { service.shutdown() }
         for loop in loops { loop.cancel() }
-        progress?.finish()
+        sigint.cancel()
 
         return RunReport(
-            intervalNanoseconds: self.interval.wholeNanoseconds,
-            policy: self.policy.rawValue,
-            spinMarginNanoseconds: self.spinMargin.wholeNanoseconds,
-            durationNanoseconds: self.duration?.wholeNanoseconds,
-            count: self.limit,
-            elapsedNanoseconds: elapsed.wholeNanoseconds,
-            interrupted: interruption.happened,
-            results: recorders.map { $0.summary() }
-        )
-    }
-
-    private var limit: Int? {
-        if case .count(let count) = self.length { count } else { nil }
-    }
-
-    private var duration: Duration? {
-        if case .duration(let duration) = self.length { duration } else { nil }
-    }
-
-    /// Room for every tick the run can make: one per period (even `burst` makes no more), plus
-    /// slack for the period boundary; at most ``sampleLimit``.
-    private var capacity: Int {
-        switch self.length {
-        case .count(let count):
-            return min(count, Self.sampleLimit)
-        case .duration(let duration):
-            let periods = duration.wholeNanoseconds / max(self.interval.wholeNanoseconds, 1)
-            return Int(min(periods + periods / 100 + 16, Int64(Self.sampleLimit)))
-        }
-    }
-
-    private func makeServices() throws -> [(name: String, service: any TimerService)] {
-        var services: [(name: String, service: any TimerService)] = []
-        if self.backend.includesPrecise {
-            let configuration = PreciseTimer.Configuration(threadName: "example-ticker", spinMargin: self.spinMargin)
-            do {
-                services.append(("PreciseTimer", try PreciseTimer(configuration: configuration)))
-            } catch let error as PreciseTimerError where error.code == .invalidConfiguration {
-                throw ValidationError("--spin-margin rejected by PreciseTimer: \(error)")
-            }
-        }
-        if self.backend.includesDispatch {
-            services.append(("Dispatch", DispatchReferenceTimer()))
-        }
-        if self.forAwait {
-            let configuration = PreciseTimer.Configuration(threadName: "ticker-async", spinMargin: self.spinMargin)
-            services.append((Self.forAwaitName, try PreciseTimer(configuration: configuration)))
-        }
-        return services
-    }
-
-    /// On standard output when it is a terminal (redrawn) or not (plain lines); under `--json`,
-    /// on standard error only when that is a terminal, so the JSON stays clean.
-    private func makeProgressLine(_ recorders: [LatencyRecorder]) -> ProgressLine? {
-        let fileDescriptor = self.json ? STDERR_FILENO : STDOUT_FILENO
-        let isTerminal = isatty(fileDescriptor) != 0
-        if self.json && !isTerminal { return nil }
-        return ProgressLine(
-            recorders: recorders, fileDescriptor: fileDescriptor,
-            style: isTerminal ? .terminal : .lines)
+            intervalNanoseconds: Int64(interval / .nanoseconds(1)),
+            policy: self.command.policy.rawValue,
+            spinMarginNanoseconds: Int64(self.command.spinMargin / .nanoseconds(1)),
+            durationNanoseconds: Int64(self.command.duration / .nanoseconds(1)),
+            elapsedNanoseconds: Int64(elapsed / .nanoseconds(1)),
+            interrupted: interrupted.load(ordering: .relaxed),
+            results: recorders.map { $0.summary() })
     }
 }
