@@ -252,7 +252,9 @@ struct ControlConformanceTests {
         let timers = try implementation.make()
         defer { timers.shutdown() }
         let order = Recorder<TimerID>()
-        let start = timers.now.advanced(by: .milliseconds(30))
+        // Far enough ahead that all 40 are scheduled before the first fires, even in a sanitizer
+        // build on a loaded machine (30 ms was not: late-scheduled timers fired in a later round).
+        let start = timers.now.advanced(by: .seconds(1))
         let period = Duration.milliseconds(20)
         // Even names repeat from `start`; odd names are one-shots due at `start + period`, the
         // repeating timers' second deadline, and were scheduled between them. A repeating timer
@@ -271,6 +273,7 @@ struct ControlConformanceTests {
                 try timers.schedule(id: name, at: start.advanced(by: period)) { order.append($0.id) }
             }
         }
+        try #require(timers.now < start, "scheduling 40 timers took over a second")
         let repeating = names.enumerated().filter { $0.offset.isMultiple(of: 2) }.map(\.element)
         let values = await order.wait(forCount: repeating.count + names.count + repeating.count)
         timers.cancelAll()
