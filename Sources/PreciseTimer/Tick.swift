@@ -7,8 +7,9 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
     public let id: TimerID
     /// 1 for the first call of this timer's handler, +1 per call.
     public let count: UInt64
-    /// Whole periods skipped just before this call (0 when on time). Only ``MissedTickPolicy/skip``
-    /// and ``MissedTickPolicy/delay`` skip periods; ``MissedTickPolicy/burst`` calls once per period.
+    /// Whole periods skipped just before this call (0 when on time). ``MissedTickPolicy/skip``
+    /// and ``MissedTickPolicy/delay`` skip periods; ``MissedTickPolicy/burst`` calls once per
+    /// period, and skips only when still behind after ``MissedTickPolicy/maximumBurst`` calls.
     public let missed: UInt64
     /// The deadline this call answers: `start + k·interval` for a repeating timer.
     public let scheduledAt: MonotonicInstant

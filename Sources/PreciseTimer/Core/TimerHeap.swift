@@ -33,7 +33,6 @@ package struct TimerHeap {
     package init() {}
 
     package var count: Int { self.entries.count }
-    package var isEmpty: Bool { self.entries.isEmpty }
     package var min: Entry? { self.entries.first }
 
     package mutating func insert(_ entry: Entry) {
@@ -49,10 +48,6 @@ package struct TimerHeap {
         self.entries[0] = last
         self.siftDown(from: 0)
         return first
-    }
-
-    package mutating func removeAll() {
-        self.entries.removeAll()
     }
 
     /// Entries ``removeStale(scanning:)`` looks at per call: with more than half of them stale,
