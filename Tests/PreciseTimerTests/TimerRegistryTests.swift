@@ -1,16 +1,27 @@
 import PreciseTimer
+import PreciseTimerTesting
+import Synchronization
 import Testing
+
+/// Scheduling order for the registry tests, as ``TimerCore`` draws it: one counter for all.
+private let testSequence = Atomic<UInt64>(0)
 
 /// The registry's transitions on their own: IDs, wake-up decisions, firing order, compaction.
 extension TimerRegistry {
-    /// Adds a timer the way `TimerCore` does: node first, then registration.
+    /// Adds a timer the way `TimerCore` does: node first, named, given its sequence, then registered.
     fileprivate mutating func add(
-        id: TimerID?, deadline: Int64, interval: Int64, options: TimerOptions,
+        id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions,
         handler: @escaping @Sendable (Tick) -> Void
     ) throws(PreciseTimerError) -> (id: TimerID, wakeLoop: Bool) {
-        let node = TimerNode(id: id ?? "", deadline: deadline, interval: interval, options: options, handler: handler)
-        let wake = try self.add(node, requested: id)
+        let node = TimerNode(id: id, deadline: deadline, interval: interval, options: options, handler: handler)
+        node.name(id)
+        node.sequence = testSequence.wrappingAdd(1, ordering: .relaxed).newValue
+        let wake = try self.add(node)
         return (node.id, wake)
+    }
+
+    fileprivate mutating func cancel(_ id: TimerID) -> (found: Bool, handler: (@Sendable (Tick) -> Void)?) {
+        self.cancel(id, hash: id.tableHash)
     }
 }
 
@@ -20,26 +31,25 @@ struct TimerRegistryTests {
 
     @Test("generated IDs count up, skip explicit names and are never reused")
     func generatedIDs() throws {
-        var registry = TimerRegistry()
-        let first = try registry.add(id: nil, deadline: 10, interval: 0, options: .init(), handler: self.noop).id
-        _ = try registry.add(id: "timer-2", deadline: 10, interval: 0, options: .init(), handler: self.noop)
-        let third = try registry.add(id: nil, deadline: 10, interval: 0, options: .init(), handler: self.noop).id
+        let timers = TestTimerService()
+        let first = try timers.schedule(after: .seconds(1)) { _ in }
+        // The next number drawn is 3 (this timer takes 2): its name is taken, so 4 is drawn.
+        try timers.schedule(id: "timer-3", after: .seconds(1)) { _ in }
+        let third = try timers.schedule(after: .seconds(1)) { _ in }
         #expect(first == "timer-1")
-        #expect(third == "timer-3")
-        #expect(registry.cancel(first).found)
-        let fourth = try registry.add(id: nil, deadline: 10, interval: 0, options: .init(), handler: self.noop).id
-        #expect(fourth == "timer-4")
+        #expect(third == "timer-4")
+        #expect(timers.cancel(first))
+        let fourth = try timers.schedule(after: .seconds(1)) { _ in }
+        #expect(fourth == "timer-5")
+        #expect(timers.scheduledCount == 3)
     }
 
-    @Test("duplicate and empty IDs throw and leave the registry unchanged")
+    @Test("a duplicate ID throws and leaves the registry unchanged")
     func badIDs() throws {
         var registry = TimerRegistry()
         _ = try registry.add(id: "a", deadline: 10, interval: 0, options: .init(), handler: self.noop)
         #expect(throws: PreciseTimerError(.duplicateID, id: "a")) {
             _ = try registry.add(id: "a", deadline: 5, interval: 0, options: .init(), handler: self.noop)
-        }
-        #expect(throws: PreciseTimerError(.emptyID, id: "")) {
-            _ = try registry.add(id: "", deadline: 5, interval: 0, options: .init(), handler: self.noop)
         }
         #expect(registry.timers.count == 1)
         #expect(registry.heapCount == 1)
@@ -78,7 +88,7 @@ struct TimerRegistryTests {
             #expect(registry.begin(fire) != nil)
         }
         #expect(fired == ["early", "x1", "x2", "x3", "late"])
-        #expect(registry.timers.isEmpty)
+        #expect(registry.timers.count == 0)
     }
 
     @Test("cancelled timers are swept out of the heap a few at a time once they are the majority")
@@ -132,7 +142,7 @@ struct TimerRegistryTests {
         #expect(registry.cancel("every").found)
         #expect(taken.allSatisfy { registry.begin($0) == nil })
         #expect(taken.allSatisfy { !registry.complete($0, firedAt: 10, now: 10).wake })
-        #expect(registry.timers.isEmpty && registry.heapCount == 0)
+        #expect(registry.timers.count == 0 && registry.heapCount == 0)
     }
 
     @Test("shutdown refuses new timers and happens once")
