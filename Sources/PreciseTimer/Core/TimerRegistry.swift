@@ -65,8 +65,9 @@ package struct TimerRegistry {
     /// ending each node under the lock: a node of an older era is ended, whatever its state says.
     private var era: UInt32 = 0
     private(set) package var end: End?
-    /// The timer the loop is sure to look at again without being woken: this shard's head as the
-    /// loop last saw it (``peek()``), or ``Head/running`` once a wake-up is on its way.
+    /// The timer the loop is sure to look at by its deadline without being told again: this
+    /// shard's head as the loop last saw it (``peek()``), or an earlier timer pushed since,
+    /// for which the loop was told (see ``push(_:)``); ``Head/running`` while the loop pops.
     private var loopLooksAt = Head.none
 
     package init() {}
@@ -117,13 +118,16 @@ package struct TimerRegistry {
     }
 
     /// Puts a node in the heap at its `deadline`, keeping its original place among equal
-    /// deadlines; `true` if it comes before what the loop will look at (then the loop must be
-    /// woken, and is not asked again until it has looked: ``peek()``).
+    /// deadlines. Returns `true` if it comes before what the loop is sure to look at here: the
+    /// caller then marks the shard for the loop and wakes it if it sleeps past this deadline
+    /// (``TimerCore``), after which the loop is sure to look by this timer's deadline, so only
+    /// a push earlier still reports again.
     private mutating func push(_ node: TimerNode) -> Bool {
         node.state = .pending
         self.heap.insert(.init(deadline: node.deadline, sequence: node.sequence, epoch: node.epoch, node: node))
-        guard Head(deadline: node.deadline, sequence: node.sequence) < self.loopLooksAt else { return false }
-        self.loopLooksAt = .running
+        let head = Head(deadline: node.deadline, sequence: node.sequence)
+        guard head < self.loopLooksAt else { return false }
+        self.loopLooksAt = head
         return true
     }
 
