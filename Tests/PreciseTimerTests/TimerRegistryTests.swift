@@ -92,26 +92,31 @@ struct TimerRegistryTests {
         #expect(registry.timers.count == 0)
     }
 
-    @Test("cancelled timers are swept out of the heap a few at a time once they are the majority")
-    func compaction() throws {
+    @Test("cancel, pause and reschedule take the entry out of the heap at once; order holds after")
+    func eagerRemoval() throws {
         var registry = TimerRegistry()
         for index in 0..<10_000 {
             _ = try registry.add(
-                id: TimerID("t\(index)"), deadline: Int64(index), interval: 0, options: .init(),
+                id: TimerID("t\(index)"), deadline: Int64(10_000 - index), interval: 0, options: .init(),
                 handler: self.noop)
         }
-        for index in 0..<9_000 {
+        // Cancel every other one, from the middle of the heap as well as its ends.
+        for index in stride(from: 0, to: 10_000, by: 2) {
             #expect(registry.cancel(TimerID("t\(index)")).found)
-            // Incremental: once stale entries outnumber live ones, each operation scans
-            // `sweepBudget` entries; one pass over the heap lets garbage grow by heap/budget.
-            let budget = TimerHeap.sweepBudget
-            #expect(registry.heapCount * (budget - 1) <= (2 * registry.timers.count + 1_025) * budget)
+            #expect(registry.heapCount == registry.timers.count, "no stale entry stays behind")
         }
-        #expect(registry.timers.count == 1_000)
-        #expect(registry.heapCount < 2_500, "garbage should have been compacted, heap holds \(registry.heapCount)")
-        var fired = 0
-        while case .fire = registry.next(now: .max) { fired += 1 }
-        #expect(fired == 1_000)
+        let paused = registry.pause(TimerID("t1"), hash: TimerID("t1").tableHash, now: 0)
+        let moved = registry.reschedule(TimerID("t3"), hash: TimerID("t3").tableHash, to: 1_000_000, now: 0)
+        #expect(paused && moved.found)
+        #expect(registry.heapCount == 4_999)
+        var deadlines: [Int64] = []
+        while case .fire(let fire) = registry.next(now: .max) {
+            deadlines.append(fire.scheduledAt)
+            #expect(registry.begin(fire) != nil)
+        }
+        #expect(deadlines.count == 4_999)
+        #expect(deadlines == deadlines.sorted(), "the heap stays ordered through removals anywhere")
+        #expect(deadlines.last == 1_000_000)
     }
 
     @Test("cancel hands the handler back for release outside the lock")

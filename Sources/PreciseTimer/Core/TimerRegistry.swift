@@ -59,8 +59,6 @@ package struct TimerRegistry {
 
     private(set) package var timers = TimerTable()
     private var heap = TimerHeap()
-    /// Stale entries still in `heap` (exactly one entry is live per pending node).
-    private var garbage = 0
     /// Bumped by ``cancelAll()`` and ``close(_:)``, which swap the whole table out instead of
     /// ending each node under the lock: a node of an older era is ended, whatever its state says.
     private var era: UInt32 = 0
@@ -124,28 +122,19 @@ package struct TimerRegistry {
     /// a push earlier still reports again.
     private mutating func push(_ node: TimerNode) -> Bool {
         node.state = .pending
-        self.heap.insert(.init(deadline: node.deadline, sequence: node.sequence, epoch: node.epoch, node: node))
+        self.heap.insert(node)
         let head = Head(deadline: node.deadline, sequence: node.sequence)
         guard head < self.loopLooksAt else { return false }
         self.loopLooksAt = head
         return true
     }
 
-    /// Makes the node's heap entry (if pending) and any fire already taken stale.
+    /// Takes the node out of the heap (if pending) and makes any fire already taken stale.
     private mutating func invalidate(_ node: TimerNode) {
         if node.state == .pending {
-            self.garbage += 1
-            self.sweepIfNeeded()
+            self.heap.remove(node)
         }
         node.epoch &+= 1
-    }
-
-    /// Once stale entries outnumber live ones, every operation that adds one removes a few:
-    /// memory stays bounded without ever holding the lock for an O(n) compaction (48 ms at a
-    /// million pending timers).
-    private mutating func sweepIfNeeded() {
-        guard self.garbage > 1024, self.garbage > self.heap.count / 2 else { return }
-        self.garbage -= self.heap.removeStale(scanning: TimerHeap.sweepBudget)
     }
 
     // MARK: Control
@@ -266,7 +255,6 @@ package struct TimerRegistry {
         let swept = Swept(timers: self.timers, heap: self.heap)
         self.timers = TimerTable()
         self.heap = TimerHeap()
-        self.garbage = 0
         return swept
     }
 
@@ -283,8 +271,7 @@ package struct TimerRegistry {
             self.invalidate(node)
         }
         node.state = .ended
-        defer { node.handler = nil }
-        return node.handler
+        return node.handler.take()  // Moved out: no reference count touched under the lock.
     }
 
     // MARK: Firing
@@ -295,39 +282,24 @@ package struct TimerRegistry {
     /// - Parameter limit: Deadlines after it are not due even if `now` passed them (virtual time:
     ///   a handler that moved the clock past the instant an `advance` goes to).
     package mutating func next(now: Int64, notAfter limit: Int64 = .max) -> Next {
-        while let entry = self.heap.min {
-            guard entry.isLive else {
-                self.heap.removeMin()
-                self.garbage -= 1
-                continue
-            }
-            guard entry.deadline <= now, entry.deadline <= limit else {
-                self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
-                return .idle(entry.deadline)
-            }
-            self.heap.removeMin()
-            self.loopLooksAt = .running
-            return .fire(self.take(entry.node, now: now))
+        guard let entry = self.heap.min else {
+            self.loopLooksAt = .none
+            return .idle(nil)
         }
-        self.loopLooksAt = .none
-        return .idle(nil)
+        guard entry.deadline <= now, entry.deadline <= limit else {
+            self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
+            return .idle(entry.deadline)
+        }
+        let node = self.heap.removeMin()!
+        self.loopLooksAt = .running
+        return .fire(self.take(node, now: now))
     }
 
-    /// The loop looks at this shard: drops stale entries from the top of the heap and returns
-    /// the earliest live timer (``Head/none`` when none is pending). Until the next `peek`, a
+    /// The loop looks at this shard: returns the earliest pending timer (``Head/none`` when none is pending). Until the next `peek`, a
     /// timer that comes before it makes ``add(_:)`` (and every other push) ask for a wake-up.
     package mutating func peek() -> Head {
-        while let entry = self.heap.min {
-            guard entry.isLive else {
-                self.heap.removeMin()
-                self.garbage -= 1
-                continue
-            }
-            self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
-            return self.loopLooksAt
-        }
-        self.loopLooksAt = .none
-        return .none
+        self.loopLooksAt = self.heap.min.map { Head(deadline: $0.deadline, sequence: $0.sequence) } ?? .none
+        return self.loopLooksAt
     }
 
     /// ``next(now:)`` and, for a timer whose handler runs right here on the loop (no hop), its
@@ -367,17 +339,16 @@ package struct TimerRegistry {
     /// once the call returns.
     package mutating func begin(_ fire: Fire) -> Call? {
         let node = fire.node
-        guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, let handler = node.handler
+        guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, node.handler != nil
         else { return nil }
         node.count += 1
         guard node.interval > 0 else {
             self.timers.remove(node.id, hash: node.hash)
             node.state = .ended
-            node.handler = nil
-            return Call(handler: handler, count: node.count)
+            return Call(handler: node.handler.take()!, count: node.count)
         }
         node.state = .running
-        return Call(handler: handler, count: node.count)
+        return Call(handler: node.handler!, count: node.count)
     }
 
     /// A repeating timer's handler returned at `firedAt` (the tick's instant): arm its next
@@ -389,9 +360,9 @@ package struct TimerRegistry {
         let node = fire.node
         guard node.era == self.era, node.state == .running else { return (false, nil) }
         var next: Int64
-        if let rescheduled = node.rescheduledTo {
-            next = rescheduled
-            node.rescheduledTo = nil
+        if node.rescheduledTo != TimerNode.notRescheduled {
+            next = node.rescheduledTo
+            node.rescheduledTo = TimerNode.notRescheduled
         } else if node.policy == .delay, fire.missed > 0 {
             next = firedAt + node.interval  // A period was missed: the grid restarts after this call.
         } else {
@@ -400,8 +371,7 @@ package struct TimerRegistry {
                 // Past the clock's range (centuries of uptime): the timer cannot fire again.
                 self.timers.remove(node.id, hash: node.hash)
                 node.state = .ended
-                defer { node.handler = nil }
-                return (false, node.handler)
+                return (false, node.handler.take())
             }
             next = sum
         }
@@ -415,7 +385,7 @@ package struct TimerRegistry {
         return (self.push(node), nil)
     }
 
-    /// The number of heap entries, live and garbage (for tests of compaction).
+    /// The number of heap entries (for tests: one per pending timer).
     package var heapCount: Int { self.heap.count }
 
     /// The number of registered timers.

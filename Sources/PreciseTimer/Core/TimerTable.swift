@@ -22,9 +22,10 @@ package final class TimerTable {
         var node: Unmanaged<TimerNode>?
     }
 
-    private var slots: UnsafeMutablePointer<Slot>
-    private var mask: Int
-    package private(set) var count = 0
+    // Unchecked: every access is under the shard's semaphore (the registry's invariant).
+    @exclusivity(unchecked) private var slots: UnsafeMutablePointer<Slot>
+    @exclusivity(unchecked) private var mask: Int
+    @exclusivity(unchecked) package private(set) var count = 0
 
     /// The smallest table: 16 slots (256 bytes).
     private static let minimumCapacity = 16
