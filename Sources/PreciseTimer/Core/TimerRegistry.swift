@@ -266,12 +266,22 @@ package struct TimerRegistry {
         return self.cancelAll()
     }
 
+    /// Moves the handler out of the node, leaving nil: a bitwise swap, so the closure's reference
+    /// count (a cache miss on a cold timer) is not touched under the lock (`Optional.take()`
+    /// retained and released it there).
+    @inline(__always)
+    private static func moveHandler(out node: TimerNode) -> (@Sendable (Tick) -> Void)? {
+        var handler: (@Sendable (Tick) -> Void)? = nil
+        swap(&handler, &node.handler)
+        return handler
+    }
+
     private mutating func end(_ node: TimerNode) -> (@Sendable (Tick) -> Void)? {
         if node.state == .pending {
             self.invalidate(node)
         }
         node.state = .ended
-        return node.handler.take()  // Moved out: no reference count touched under the lock.
+        return Self.moveHandler(out: node)
     }
 
     // MARK: Firing
@@ -345,7 +355,7 @@ package struct TimerRegistry {
         guard node.interval > 0 else {
             self.timers.remove(node.id, hash: node.hash)
             node.state = .ended
-            return Call(handler: node.handler.take()!, count: node.count)
+            return Call(handler: Self.moveHandler(out: node)!, count: node.count)
         }
         node.state = .running
         return Call(handler: node.handler!, count: node.count)
@@ -371,7 +381,7 @@ package struct TimerRegistry {
                 // Past the clock's range (centuries of uptime): the timer cannot fire again.
                 self.timers.remove(node.id, hash: node.hash)
                 node.state = .ended
-                return (false, node.handler.take())
+                return (false, Self.moveHandler(out: node))
             }
             next = sum
         }
