@@ -1,3 +1,5 @@
+import Logging
+
 /// A timer service on libevent: one `event_base` with `EVENT_BASE_FLAG_PRECISE_TIMER`
 /// (timerfd, `CLOCK_MONOTONIC`), driven by one named thread it owns.
 ///
@@ -76,10 +78,11 @@ public final class PreciseTimer: TimerService {
     public init(configuration: Configuration = .init()) throws {
         try configuration.validate()
         let waker = try EventFDWaker()
-        let core = TimerCore(doorbell: waker)
+        let core = TimerCore(doorbell: waker, instruments: TimerInstruments(configuration))
         self.configuration = configuration
         self.core = core
         self.engine = try LibeventEngine(core: core, waker: waker, configuration: configuration)
+        configuration.logger.debug("Timer service started", metadata: ["timer.thread": "\(configuration.threadName)"])
     }
 
     deinit {
@@ -222,8 +225,10 @@ public final class PreciseTimer: TimerService {
         // returning means no handler of ours runs any more, even when another thread (or the
         // loop failing) closed the core first. The loop thread itself only asks the loop to stop
         // (waiting for itself would deadlock), and only the first time.
-        if self.core.close(.shutDown) || !self.engine.isOnLoopThread {
+        let first = self.core.close(.shutDown)
+        if first || !self.engine.isOnLoopThread {
             self.engine.stop()
         }
+        if first { self.configuration.logger.debug("Timer service shut down") }
     }
 }

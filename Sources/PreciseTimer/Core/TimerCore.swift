@@ -26,14 +26,20 @@ package final class TimerCore: Sendable {
     /// Whether a fire for a ``TimerExecutor/queue(_:)`` timer waits for its call (virtual time:
     /// `advance` returns only once every call it caused has returned).
     private let hopsSynchronously: Bool
+    /// Logging and metrics hooks, each called outside the lock.
+    package let instruments: TimerInstruments
 
     /// - Parameters:
     ///   - doorbell: The clock and wake-up of whatever drives this core. It must not hold the
     ///     core (the libevent engine holds the core and gives it a separate doorbell).
     ///   - hopsSynchronously: Run queue hops with `sync` instead of `async`.
-    package init(doorbell: any TimerDoorbell, hopsSynchronously: Bool = false) {
+    ///   - instruments: Where events are logged and counted; none by default.
+    package init(
+        doorbell: any TimerDoorbell, hopsSynchronously: Bool = false, instruments: TimerInstruments = .disabled
+    ) {
         self.doorbell = doorbell
         self.hopsSynchronously = hopsSynchronously
+        self.instruments = instruments
     }
 
     package var now: MonotonicInstant { MonotonicInstant(nanoseconds: self.doorbell.now()) }
@@ -87,6 +93,7 @@ package final class TimerCore: Sendable {
             try registry.add(node, requested: id)
         }
         if wake { self.doorbell.wake() }
+        self.instruments.scheduled()
         return node.id
     }
 
@@ -134,6 +141,7 @@ package final class TimerCore: Sendable {
     package func cancel(_ id: TimerID) -> Bool {
         let (found, handler) = self.registry.withLock { $0.cancel(id) }
         withExtendedLifetime(handler) {}  // Released here, outside the lock.
+        if found { self.instruments.cancelled(1) }
         return found
     }
 
@@ -141,6 +149,7 @@ package final class TimerCore: Sendable {
     package func cancel(_ id: TimerID, generation: UInt64) -> Bool {
         let (found, handler) = self.registry.withLock { $0.cancel(id, generation: generation) }
         withExtendedLifetime(handler) {}
+        if found { self.instruments.cancelled(1) }
         return found
     }
 
@@ -149,7 +158,9 @@ package final class TimerCore: Sendable {
     }
 
     package func cancelAll() {
-        self.registry.withLock { $0.cancelAll() }.release()  // Handlers released outside the lock.
+        let swept = self.registry.withLock { $0.cancelAll() }
+        swept.release()  // Handlers released outside the lock.
+        self.instruments.cancelled(swept.count)
     }
 
     package func isScheduled(_ id: TimerID) -> Bool {
@@ -175,6 +186,7 @@ package final class TimerCore: Sendable {
     package func close(_ reason: TimerRegistry.End) -> Bool {
         guard let swept = self.registry.withLock({ $0.close(reason) }) else { return false }
         swept.release()
+        self.instruments.ended(swept.count)
         return true
     }
 
@@ -220,16 +232,19 @@ package final class TimerCore: Sendable {
 
     private func invoke(_ call: TimerRegistry.Call, for fire: TimerRegistry.Fire) {
         let firedAt = self.doorbell.now()
+        self.instruments.willCall(fire, firedAt: firedAt)
         call.handler(
             Tick(
                 id: fire.node.id, count: call.count, missed: fire.missed,
                 scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
                 firedAt: MonotonicInstant(nanoseconds: firedAt), generation: fire.node.sequence)
         )
+        self.instruments.didCall(fire, firedAt: firedAt, clock: self.doorbell)
         guard fire.node.interval > 0 else { return }
         let now = self.doorbell.now()
         let (wake, ended) = self.registry.withLock { $0.complete(fire, firedAt: firedAt, now: now) }
         withExtendedLifetime(ended) {}
+        if ended != nil { self.instruments.ended(1) }
         if wake { self.doorbell.wake() }
     }
 }
