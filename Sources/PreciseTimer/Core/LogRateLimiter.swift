@@ -1,12 +1,11 @@
-import Synchronization
-
 /// Lets at most `linesPerSecond` log lines through per second of the service's clock (fixed
 /// one-second windows) and counts the others, so a storm of identical events (a 1 ms ticker
 /// that misses a period at every fire) writes a bounded number of lines that say how many were
 /// left out.
 ///
 /// Its lock is its own (never the registry's), taken only on the rare paths that may log, and
-/// never held while logging.
+/// never held while logging. A ``SemaphoreGuarded``, not a `Mutex`: ThreadSanitizer does not see
+/// the futex a `Mutex` waits on.
 package final class LogRateLimiter: Sendable {
     private struct State {
         var windowStart: Int64?
@@ -14,7 +13,7 @@ package final class LogRateLimiter: Sendable {
         var suppressed = 0
     }
 
-    private let state = Mutex(State())
+    private let state = SemaphoreGuarded(State())
     private let linesPerSecond: Int
 
     /// - Parameter linesPerSecond: The most lines let through in one second.

@@ -9,7 +9,8 @@ import Logging
 /// missed ticks), so each goes through a ``LogRateLimiter``.
 package final class TimerInstruments: Sendable {
     /// No logging, no metrics: what the virtual-time and the Dispatch services use.
-    package static let disabled = TimerInstruments(logger: TimerInstruments.silentLogger, metrics: nil, stallThreshold: nil)
+    package static let disabled = TimerInstruments(
+        logger: TimerInstruments.silentLogger, metrics: nil, stallThreshold: nil)
 
     /// A logger that drops everything (the configuration's default: a library never logs unasked).
     package static let silentLogger = Logger(label: "PreciseTimer", factory: { _ in SwiftLogNoOpLogHandler() })
