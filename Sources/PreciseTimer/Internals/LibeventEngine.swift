@@ -36,6 +36,7 @@ final class LibeventEngine: @unchecked Sendable {
     /// Test seam: the libevent failure to pretend at the next chance (see ``InjectedEngineFailure``).
     private let injected = Atomic<UInt8>(InjectedEngineFailure.none.rawValue)
 
+
     /// Below this, the alarm callback spins instead of re-arming: libevent works in whole
     /// microseconds and a re-arm costs an epoll round trip. The alarm is also armed this much
     /// early, which makes up for libevent's rounding to microseconds (up to ~2 µs late
