@@ -1,16 +1,27 @@
 import PreciseTimer
+import PreciseTimerTesting
+import Synchronization
 import Testing
+
+/// Scheduling order for the registry tests, as ``TimerCore`` draws it: one counter for all.
+private let testSequence = Atomic<UInt64>(0)
 
 /// The registry's transitions on their own: IDs, wake-up decisions, firing order, compaction.
 extension TimerRegistry {
-    /// Adds a timer the way `TimerCore` does: node first, then registration.
+    /// Adds a timer the way `TimerCore` does: node first, named, given its sequence, then registered.
     fileprivate mutating func add(
-        id: TimerID?, deadline: Int64, interval: Int64, options: TimerOptions,
+        id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions,
         handler: @escaping @Sendable (Tick) -> Void
     ) throws(PreciseTimerError) -> (id: TimerID, wakeLoop: Bool) {
-        let node = TimerNode(id: id ?? "", deadline: deadline, interval: interval, options: options, handler: handler)
-        let wake = try self.add(node, requested: id)
+        let node = TimerNode(id: id, deadline: deadline, interval: interval, options: options, handler: handler)
+        node.name(id)
+        node.sequence = testSequence.wrappingAdd(1, ordering: .relaxed).newValue
+        let wake = try self.add(node)
         return (node.id, wake)
+    }
+
+    fileprivate mutating func cancel(_ id: TimerID) -> (found: Bool, handler: (@Sendable (Tick) -> Void)?) {
+        self.cancel(id, hash: id.tableHash)
     }
 }
 
@@ -20,26 +31,25 @@ struct TimerRegistryTests {
 
     @Test("generated IDs count up, skip explicit names and are never reused")
     func generatedIDs() throws {
-        var registry = TimerRegistry()
-        let first = try registry.add(id: nil, deadline: 10, interval: 0, options: .init(), handler: self.noop).id
-        _ = try registry.add(id: "timer-2", deadline: 10, interval: 0, options: .init(), handler: self.noop)
-        let third = try registry.add(id: nil, deadline: 10, interval: 0, options: .init(), handler: self.noop).id
+        let timers = TestTimerService()
+        let first = try timers.schedule(after: .seconds(1)) { _ in }
+        // The next number drawn is 3 (this timer takes 2): its name is taken, so 4 is drawn.
+        try timers.schedule(id: "timer-3", after: .seconds(1)) { _ in }
+        let third = try timers.schedule(after: .seconds(1)) { _ in }
         #expect(first == "timer-1")
-        #expect(third == "timer-3")
-        #expect(registry.cancel(first).found)
-        let fourth = try registry.add(id: nil, deadline: 10, interval: 0, options: .init(), handler: self.noop).id
-        #expect(fourth == "timer-4")
+        #expect(third == "timer-4")
+        #expect(timers.cancel(first))
+        let fourth = try timers.schedule(after: .seconds(1)) { _ in }
+        #expect(fourth == "timer-5")
+        #expect(timers.scheduledCount == 3)
     }
 
-    @Test("duplicate and empty IDs throw and leave the registry unchanged")
+    @Test("a duplicate ID throws and leaves the registry unchanged")
     func badIDs() throws {
         var registry = TimerRegistry()
         _ = try registry.add(id: "a", deadline: 10, interval: 0, options: .init(), handler: self.noop)
         #expect(throws: PreciseTimerError(.duplicateID, id: "a")) {
             _ = try registry.add(id: "a", deadline: 5, interval: 0, options: .init(), handler: self.noop)
-        }
-        #expect(throws: PreciseTimerError(.emptyID, id: "")) {
-            _ = try registry.add(id: "", deadline: 5, interval: 0, options: .init(), handler: self.noop)
         }
         #expect(registry.timers.count == 1)
         #expect(registry.heapCount == 1)
@@ -50,12 +60,13 @@ struct TimerRegistryTests {
         #expect(next == 10)
     }
 
-    @Test("the loop is woken only for a deadline earlier than the one it sleeps until, once")
+    @Test("a push reports only when it comes before what the loop is sure to look at")
     func wakeDecisions() throws {
         var registry = TimerRegistry()
         #expect(try registry.add(id: "a", deadline: 100, interval: 0, options: .init(), handler: self.noop).wakeLoop)
-        // A wake-up is on its way: the loop will look at the heap anyway.
-        #expect(try !registry.add(id: "b", deadline: 50, interval: 0, options: .init(), handler: self.noop).wakeLoop)
+        // Earlier than the reported 100: the loop must be told again; later than 50: not.
+        #expect(try registry.add(id: "b", deadline: 50, interval: 0, options: .init(), handler: self.noop).wakeLoop)
+        #expect(try !registry.add(id: "b2", deadline: 70, interval: 0, options: .init(), handler: self.noop).wakeLoop)
         guard case .idle(50) = registry.next(now: 0) else {
             Issue.record("expected to sleep until 50")
             return
@@ -78,29 +89,34 @@ struct TimerRegistryTests {
             #expect(registry.begin(fire) != nil)
         }
         #expect(fired == ["early", "x1", "x2", "x3", "late"])
-        #expect(registry.timers.isEmpty)
+        #expect(registry.timers.count == 0)
     }
 
-    @Test("cancelled timers are swept out of the heap a few at a time once they are the majority")
-    func compaction() throws {
+    @Test("cancel, pause and reschedule take the entry out of the heap at once; order holds after")
+    func eagerRemoval() throws {
         var registry = TimerRegistry()
         for index in 0..<10_000 {
             _ = try registry.add(
-                id: TimerID("t\(index)"), deadline: Int64(index), interval: 0, options: .init(),
+                id: TimerID("t\(index)"), deadline: Int64(10_000 - index), interval: 0, options: .init(),
                 handler: self.noop)
         }
-        for index in 0..<9_000 {
+        // Cancel every other one, from the middle of the heap as well as its ends.
+        for index in stride(from: 0, to: 10_000, by: 2) {
             #expect(registry.cancel(TimerID("t\(index)")).found)
-            // Incremental: once stale entries outnumber live ones, each operation scans
-            // `sweepBudget` entries; one pass over the heap lets garbage grow by heap/budget.
-            let budget = TimerHeap.sweepBudget
-            #expect(registry.heapCount * (budget - 1) <= (2 * registry.timers.count + 1_025) * budget)
+            #expect(registry.heapCount == registry.timers.count, "no stale entry stays behind")
         }
-        #expect(registry.timers.count == 1_000)
-        #expect(registry.heapCount < 2_500, "garbage should have been compacted, heap holds \(registry.heapCount)")
-        var fired = 0
-        while case .fire = registry.next(now: .max) { fired += 1 }
-        #expect(fired == 1_000)
+        let paused = registry.pause(TimerID("t1"), hash: TimerID("t1").tableHash, now: 0)
+        let moved = registry.reschedule(TimerID("t3"), hash: TimerID("t3").tableHash, to: 1_000_000, now: 0)
+        #expect(paused && moved.found)
+        #expect(registry.heapCount == 4_999)
+        var deadlines: [Int64] = []
+        while case .fire(let fire) = registry.next(now: .max) {
+            deadlines.append(fire.scheduledAt)
+            #expect(registry.begin(fire) != nil)
+        }
+        #expect(deadlines.count == 4_999)
+        #expect(deadlines == deadlines.sorted(), "the heap stays ordered through removals anywhere")
+        #expect(deadlines.last == 1_000_000)
     }
 
     @Test("cancel hands the handler back for release outside the lock")
@@ -132,7 +148,7 @@ struct TimerRegistryTests {
         #expect(registry.cancel("every").found)
         #expect(taken.allSatisfy { registry.begin($0) == nil })
         #expect(taken.allSatisfy { !registry.complete($0, firedAt: 10, now: 10).wake })
-        #expect(registry.timers.isEmpty && registry.heapCount == 0)
+        #expect(registry.timers.count == 0 && registry.heapCount == 0)
     }
 
     @Test("shutdown refuses new timers and happens once")

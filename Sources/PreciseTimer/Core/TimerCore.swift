@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// The scheduling logic shared by ``PreciseTimer``, the virtual-time test service and the tests'
 /// manual driver: the semaphore-guarded ``TimerRegistry``, and running what it says is due.
@@ -21,13 +22,39 @@ package final class TimerCore: Sendable {
         case batchLimitReached
     }
 
-    private let registry = SemaphoreGuarded(TimerRegistry())
+    /// Shards of the registry, each with its own semaphore, ID table and heap; a timer lives in
+    /// the shard its ID hashes to (``shard(for:)``), so threads scheduling and cancelling
+    /// different timers rarely wait for each other, and no single table or heap grows to a
+    /// million entries (whose growth would hold one lock for milliseconds).
+    private let shards: [TimerShard]
+    /// Scheduling order and generations, one counter for every shard: timers due at the same
+    /// instant fire in the order they were scheduled, whichever shards they live in. Generated
+    /// IDs take their number from it too.
+    private let sequence = Atomic<UInt64>(0)
+    /// Shards whose head the loop must look at again (bit `k` for shard `k`): set by a thread
+    /// that pushed a timer ahead of what the loop saw there.
+    private let dirty = Atomic<UInt64>(0)
+    /// The deadline the loop sleeps until (`.max`: no timer; `.min`: it is running, or a wake-up
+    /// is on its way). A push ahead of a shard's head rings the doorbell only if it also comes
+    /// before this, so a timer scheduled into a quiet shard does not wake a loop that sleeps
+    /// until an earlier deadline anyway.
+    private let sleepsUntil = Atomic<Int64>(.max)
+    /// The loop's view of every shard's head (see ``LoopHeads``).
+    private let heads: LoopHeads
+    /// Makes ``close(_:)`` happen once, and whole (every shard) before anyone sees it closed.
+    private let closing = Mutex<Bool>(false)
     package let doorbell: any TimerDoorbell
     /// Whether a fire for a ``TimerExecutor/queue(_:)`` timer waits for its call (virtual time:
     /// `advance` returns only once every call it caused has returned).
     private let hopsSynchronously: Bool
-    /// Logging and metrics hooks, each called outside the lock.
+    /// Logging and metrics hooks, each called outside the locks.
     package let instruments: TimerInstruments
+
+    /// The number of shards: a power of two, at most 64 (one bit each in ``dirty``). 64 keeps a
+    /// shard of a million timers at ~16 000 (its table and heap grow in well under a
+    /// millisecond) and makes two threads meet on a shard's lock once in 64 calls.
+    package static let shardCount = 64
+    private static let shardShift = UInt64(64 - shardCount.trailingZeroBitCount)
 
     /// - Parameters:
     ///   - doorbell: The clock and wake-up of whatever drives this core. It must not hold the
@@ -40,6 +67,35 @@ package final class TimerCore: Sendable {
         self.doorbell = doorbell
         self.hopsSynchronously = hopsSynchronously
         self.instruments = instruments
+        self.shards = (0..<Self.shardCount).map { _ in TimerShard() }
+        self.heads = LoopHeads(count: Self.shardCount)
+    }
+
+    /// The shard of the timer whose ID hashes to `hash` (its top bits; the table uses the low ones).
+    @inline(__always)
+    private func shard(for hash: UInt64) -> Int {
+        Int(truncatingIfNeeded: hash >> Self.shardShift)
+    }
+
+    /// A push came before what the loop saw of shard `shard`: marks the shard, and rings the
+    /// doorbell if `deadline` also comes before the loop's sleep, once per sleep.
+    ///
+    /// Race-free with the loop going to sleep (``runDue(notAfter:)``), Dekker-style: the push
+    /// marks the shard, then reads the sleep; the loop publishes its sleep, then reads the
+    /// marks (all sequentially consistent). Either the loop sees the mark and looks again, or
+    /// the push sees the sleep and rings.
+    private func wakeLoop(for shard: Int, deadline: Int64) {
+        self.dirty.bitwiseOr(1 << UInt64(shard), ordering: .sequentiallyConsistent)
+        var sleep = self.sleepsUntil.load(ordering: .sequentiallyConsistent)
+        while deadline < sleep {
+            let (exchanged, original) = self.sleepsUntil.compareExchange(
+                expected: sleep, desired: .min, ordering: .sequentiallyConsistent)
+            if exchanged {
+                self.doorbell.wake()
+                return
+            }
+            sleep = original
+        }
     }
 
     package var now: MonotonicInstant { MonotonicInstant(nanoseconds: self.doorbell.now()) }
@@ -86,15 +142,25 @@ package final class TimerCore: Sendable {
         id: TimerID?, _ request: TimerRequest, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws(PreciseTimerError) -> TimerID {
+        if let id, id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
         // Built outside the lock: if the registry refuses it, its handler is released out here.
         let node = TimerNode(
             id: id ?? "", deadline: request.deadline, interval: request.interval, options: options, handler: handler)
-        let wake = try self.registry.withLock { (registry) throws(PreciseTimerError) in
-            try registry.add(node, requested: id)
+        while true {
+            let number = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
+            node.sequence = number
+            node.name(id ?? TimerID(TimerRegistry.generatedName(number)))
+            let shard = self.shard(for: node.hash)
+            do throws(PreciseTimerError) {
+                if try self.shards[shard].withLock({ (registry) throws(PreciseTimerError) in try registry.add(node) }) {
+                    self.wakeLoop(for: shard, deadline: request.deadline)
+                }
+                self.instruments.scheduled()
+                return node.id
+            } catch where error.code == .duplicateID && id == nil {
+                continue  // A caller chose this generated name: draw the next number.
+            }
         }
-        if wake { self.doorbell.wake() }
-        self.instruments.scheduled()
-        return node.id
     }
 
     // MARK: Control
@@ -112,34 +178,41 @@ package final class TimerCore: Sendable {
 
     private func move(_ id: TimerID, to deadline: Int64) -> Bool {
         let now = self.doorbell.now()
-        let (found, wake) = self.registry.withLock { $0.reschedule(id, to: deadline, now: now) }
-        if wake { self.doorbell.wake() }
+        let hash = id.tableHash
+        let shard = self.shard(for: hash)
+        let (found, wake) = self.shards[shard].withLock { $0.reschedule(id, hash: hash, to: deadline, now: now) }
+        if wake { self.wakeLoop(for: shard, deadline: deadline) }
         return found
     }
 
     @discardableResult
     package func pause(_ id: TimerID) -> Bool {
         let now = self.doorbell.now()
-        return self.registry.withLock { $0.pause(id, now: now) }
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.pause(id, hash: hash, now: now) }
     }
 
     @discardableResult
     package func resume(_ id: TimerID) -> Bool {
         let now = self.doorbell.now()
-        let (found, wake) = self.registry.withLock { $0.resume(id, now: now) }
-        if wake { self.doorbell.wake() }
+        let hash = id.tableHash
+        let shard = self.shard(for: hash)
+        let (found, wake) = self.shards[shard].withLock { $0.resume(id, hash: hash, now: now) }
+        if wake { self.wakeLoop(for: shard, deadline: .min) }  // Its deadline is the shard's business: ring.
         return found
     }
 
     package func isPaused(_ id: TimerID) -> Bool {
-        self.registry.withLock { $0.isPaused(id) }
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.isPaused(id, hash: hash) }
     }
 
     // MARK: Cancellation and queries
 
     @discardableResult
     package func cancel(_ id: TimerID) -> Bool {
-        let (found, handler) = self.registry.withLock { $0.cancel(id) }
+        let hash = id.tableHash
+        let (found, handler) = self.shards[self.shard(for: hash)].withLock { $0.cancel(id, hash: hash) }
         withExtendedLifetime(handler) {}  // Released here, outside the lock.
         if found { self.instruments.cancelled(1) }
         return found
@@ -147,51 +220,74 @@ package final class TimerCore: Sendable {
 
     @discardableResult
     package func cancel(_ id: TimerID, generation: UInt64) -> Bool {
-        let (found, handler) = self.registry.withLock { $0.cancel(id, generation: generation) }
+        let hash = id.tableHash
+        let (found, handler) = self.shards[self.shard(for: hash)].withLock {
+            $0.cancel(id, hash: hash, generation: generation)
+        }
         withExtendedLifetime(handler) {}
         if found { self.instruments.cancelled(1) }
         return found
     }
 
     package func generation(of id: TimerID) -> UInt64? {
-        self.registry.withLock { $0.timers[id]?.sequence }
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.node(id, hash: hash)?.sequence }
     }
 
+    /// Ends every timer scheduled before the call, shard by shard, each in O(1) under its lock;
+    /// handlers are released outside the locks.
     package func cancelAll() {
-        let swept = self.registry.withLock { $0.cancelAll() }
-        swept.release()  // Handlers released outside the lock.
-        self.instruments.cancelled(swept.count)
+        for shard in self.shards {
+            let swept = shard.withLock { $0.cancelAll() }
+            swept.release()
+            self.instruments.cancelled(swept.count)
+        }
     }
 
     package func isScheduled(_ id: TimerID) -> Bool {
-        self.registry.withLock { $0.timers[id] != nil }
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.node(id, hash: hash) != nil }
     }
 
+    /// Every shard's IDs, each shard's under its own lock (a 64th of the timers at a time).
     package var scheduledIDs: [TimerID] {
-        self.registry.withLock { Array($0.timers.keys) }
+        var ids: [TimerID] = []
+        ids.reserveCapacity(self.scheduledCount)
+        for shard in self.shards {
+            shard.withLock { $0.appendIDs(to: &ids) }
+        }
+        return ids
     }
 
+    /// The sum of the shards' counts, each published as its shard changes: no lock taken.
     package var scheduledCount: Int {
-        self.registry.withLock { $0.timers.count }
+        self.shards.reduce(0) { $0 + $1.count.load(ordering: .relaxed) }
     }
 
     // MARK: Closing
 
-    /// Ends every timer (handlers released here, outside the lock) and refuses new ones: with
+    /// Ends every timer (handlers released here, outside the locks) and refuses new ones: with
     /// ``PreciseTimerError/Code/shutDown``, or with the engine's error for
     /// ``TimerRegistry/End/failed(_:)``. The engine's own stop is the caller's business.
     ///
     /// - Returns: `false` if the core was already closed (the first reason stays).
     @discardableResult
     package func close(_ reason: TimerRegistry.End) -> Bool {
-        guard let swept = self.registry.withLock({ $0.close(reason) }) else { return false }
-        swept.release()
-        self.instruments.ended(swept.count)
+        // Every shard closes before a second caller (or ``isClosed``) sees the core closed; the
+        // handlers are released after, outside every lock (a deinit may call back in).
+        let swept = self.closing.withLock { closed -> [TimerRegistry.Swept]? in
+            guard !closed else { return nil }
+            defer { closed = true }
+            return self.shards.compactMap { shard in shard.withLock { $0.close(reason) } }
+        }
+        guard let swept else { return false }
+        for shard in swept { shard.release() }
+        self.instruments.ended(swept.reduce(0) { $0 + $1.count })
         return true
     }
 
     package var isClosed: Bool {
-        self.registry.withLock { $0.isShutDown }
+        self.closing.withLock { $0 }
     }
 
     // MARK: Driving
@@ -199,38 +295,67 @@ package final class TimerCore: Sendable {
     /// Runs the timers due now, in deadline order, up to ``batchLimit`` of them.
     ///
     /// Handlers on ``TimerExecutor/loop`` run inline on the caller's thread; others are queued.
+    /// Calls are serialized by whatever drives the core (its loop thread, its alarm queue, or
+    /// the virtual-time service's `advance`), which alone touches the loop's view of the shards.
     ///
     /// - Parameter limit: Run no timer whose deadline is after it (see ``TimerRegistry/next(now:notAfter:)``).
     package func runDue(notAfter limit: Int64 = .max) -> Outcome {
+        self.sleepsUntil.store(.min, ordering: .sequentiallyConsistent)  // Running: pushes need not ring.
         for _ in 0..<Self.batchLimit {
+            self.refreshDirtyHeads()
+            let (index, head) = self.heads.earliest()
             let now = self.doorbell.now()
-            let (next, call) = self.registry.withLock { $0.nextOnLoop(now: now, notAfter: limit) }
-            switch next {
-            case .idle(let next):
-                return next.map { .idle(until: $0) } ?? .empty
-            case .fire(let fire):
-                if let queue = fire.node.queue {
-                    if self.hopsSynchronously {
-                        queue.sync { self.hop(fire) }
-                    } else {
-                        queue.async { self.hop(fire) }
-                    }
-                } else if let call {
-                    self.invoke(call, for: fire)
+            guard head.deadline <= now, head.deadline <= limit else {
+                // About to sleep: publish until when, then look for a push that did not ring.
+                self.sleepsUntil.store(head.deadline, ordering: .sequentiallyConsistent)
+                guard self.dirty.load(ordering: .sequentiallyConsistent) == 0 else {
+                    self.sleepsUntil.store(.min, ordering: .sequentiallyConsistent)
+                    continue
                 }
+                return head == .none ? .empty : .idle(until: head.deadline)
+            }
+            let (next, call, newHead) = self.shards[index].withLock { registry in
+                let (next, call) = registry.nextOnLoop(now: now, notAfter: limit)
+                return (next, call, registry.peek())
+            }
+            self.heads[index] = newHead
+            guard case .fire(let fire) = next else { continue }  // The head had gone stale.
+            if let queue = fire.node.queue {
+                if self.hopsSynchronously {
+                    queue.sync { self.hop(fire) }
+                } else {
+                    queue.async { self.hop(fire) }
+                }
+            } else if let call {
+                self.invoke(call, for: fire, onLoop: true)
             }
         }
         return .batchLimitReached
     }
 
+    /// Looks again at the shards that were pushed ahead of what the loop saw.
+    @inline(__always)
+    private func refreshDirtyHeads() {
+        guard self.dirty.load(ordering: .relaxed) != 0 else { return }
+        var mask = self.dirty.exchange(0, ordering: .acquiring)
+        while mask != 0 {
+            let index = mask.trailingZeroBitCount
+            mask &= mask - 1
+            self.heads[index] = self.shards[index].withLock { $0.peek() }
+        }
+    }
+
     /// Runs a fire that hopped to its queue. Its call begins here, under the lock, so a cancel
     /// (or pause, or reschedule) that returned while the fire waited in the queue prevents it.
     private func hop(_ fire: TimerRegistry.Fire) {
-        guard let call = self.registry.withLock({ $0.begin(fire) }) else { return }
-        self.invoke(call, for: fire)
+        guard let call = self.shards[self.shard(for: fire.node.hash)].withLock({ $0.begin(fire) }) else { return }
+        self.invoke(call, for: fire, onLoop: false)
     }
 
-    private func invoke(_ call: TimerRegistry.Call, for fire: TimerRegistry.Fire) {
+    /// Calls a handler and, for a repeating timer, arms its next deadline. On the loop, the
+    /// loop's view of the shard is brought up to date at once; elsewhere (a queue hop) the loop
+    /// is woken if the next deadline comes before what it saw.
+    private func invoke(_ call: TimerRegistry.Call, for fire: TimerRegistry.Fire, onLoop: Bool) {
         let firedAt = self.doorbell.now()
         self.instruments.willCall(fire, firedAt: firedAt)
         call.handler(
@@ -242,9 +367,70 @@ package final class TimerCore: Sendable {
         self.instruments.didCall(fire, firedAt: firedAt, clock: self.doorbell)
         guard fire.node.interval > 0 else { return }
         let now = self.doorbell.now()
-        let (wake, ended) = self.registry.withLock { $0.complete(fire, firedAt: firedAt, now: now) }
+        let shard = self.shard(for: fire.node.hash)
+        let (wake, ended, head, deadline) = self.shards[shard].withLock { registry in
+            let (wake, ended) = registry.complete(fire, firedAt: firedAt, now: now)
+            return (wake, ended, onLoop && wake ? registry.peek() : nil, fire.node.deadline)
+        }
         withExtendedLifetime(ended) {}
         if ended != nil { self.instruments.ended(1) }
-        if wake { self.doorbell.wake() }
+        if let head {
+            self.heads[shard] = head
+        } else if wake {
+            self.wakeLoop(for: shard, deadline: deadline)
+        }
+    }
+}
+
+/// One shard of the registry: its semaphore-guarded state, and its timer count published for
+/// ``TimerCore/scheduledCount`` to read without the lock.
+private final class TimerShard: Sendable {
+    private let registry = SemaphoreGuarded(TimerRegistry())
+    let count = Atomic<Int>(0)
+
+    /// Runs `body` under the shard's semaphore, then publishes the count.
+    @inline(__always)
+    func withLock<Result, Failure: Error>(
+        _ body: (inout TimerRegistry) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try self.registry.withLock { (registry) throws(Failure) -> Result in
+            defer { self.count.store(registry.count, ordering: .relaxed) }
+            return try body(&registry)
+        }
+    }
+}
+
+/// The loop's view of each shard's head: what it saw there last, which is exactly what that
+/// shard's registry holds as `loopLooksAt` until a push comes before it (that push marks the
+/// shard dirty and rings the doorbell).
+private final class LoopHeads: @unchecked Sendable {
+    // Invariant: touched only by whatever drives the core, one call of `runDue` (or one handler
+    // it calls) at a time: the loop thread, the alarm's serial queue, or a virtual `advance`.
+    private let heads: UnsafeMutablePointer<TimerRegistry.Head>
+    private let count: Int
+
+    init(count: Int) {
+        self.count = count
+        self.heads = .allocate(capacity: count)
+        self.heads.initialize(repeating: .none, count: count)
+    }
+
+    deinit {
+        self.heads.deallocate()
+    }
+
+    subscript(index: Int) -> TimerRegistry.Head {
+        get { self.heads[index] }
+        set { self.heads[index] = newValue }
+    }
+
+    /// The shard whose head comes first, and that head.
+    @inline(__always)
+    func earliest() -> (index: Int, head: TimerRegistry.Head) {
+        var best = 0
+        for index in 1..<self.count where self.heads[index] < self.heads[best] {
+            best = index
+        }
+        return (best, self.heads[best])
     }
 }

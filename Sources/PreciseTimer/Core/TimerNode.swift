@@ -5,12 +5,12 @@ import Dispatch
 /// Nodes are shared between the registry, the heap and a fire in flight, so this is a class;
 /// it stays small (no per-timer libevent event) because a daemon may hold a million of them.
 package final class TimerNode: @unchecked Sendable {
-    // Invariant: every `var` is read and written only under the registry's semaphore, except
+    // Invariant: every `var` is read and written only under its shard's semaphore (so exclusivity
+    // is not checked at run time: one check per field access was a few percent of a cancel), except
     // `handler` of a node that `cancelAll` swapped out (see ``TimerRegistry/Swept``).
 
     package enum State: UInt8 {
-        /// In the heap (one live entry, the one stamped with the node's `epoch`), waiting for its
-        /// deadline.
+        /// In its shard's heap (at ``heapIndex``), waiting for its deadline.
         case pending
         /// Popped as due; its call is about to begin (possibly after a hop to its queue). Still
         /// registered, so a `cancel`, `pause` or `reschedule` now still prevents the call.
@@ -19,39 +19,48 @@ package final class TimerNode: @unchecked Sendable {
         case running
         /// Paused: registered, not in the heap; `deadline` holds the time it had left.
         case paused
-        /// Fired (one-shot), cancelled or shut down. May linger in the heap as garbage.
+        /// Fired (one-shot), cancelled or shut down.
         case ended
     }
 
-    /// Set once, before the node is shared (a generated name may be redrawn on a clash).
-    package var id: TimerID
-    /// Nanoseconds between deadlines; 0 for a one-shot.
-    package let interval: Int64
-    package let policy: MissedTickPolicy
-    /// `nil`: run on the loop.
-    package let queue: DispatchQueue?
+    // Fields are ordered so that what a cancel and a heap move touch comes first, and so that
+    // the node is 120 bytes, a 128-byte malloc chunk: a million pending timers is a normal load.
 
-    package var handler: (@Sendable (Tick) -> Void)?
+    /// Set once, before the node is shared (a generated name may be redrawn on a clash).
+    @exclusivity(unchecked) package var id: TimerID
+    @exclusivity(unchecked) package var handler: (@Sendable (Tick) -> Void)?
     /// Pending: the next deadline. Taken or running: the deadline the call answers, from which
     /// the next one is computed. Paused: the nanoseconds it had left.
-    package var deadline: Int64
-    /// The order among equal deadlines, drawn once when the timer is scheduled and kept for its
-    /// whole life; also its generation (``Tick/generation``), never given to another timer.
-    package var sequence: UInt64 = 0
-    /// Bumped whenever the node's heap entry or a fire already taken becomes stale (reschedule,
-    /// pause): only the entry and the fire stamped with the current epoch may start a call.
-    package var epoch: UInt32 = 0
+    @exclusivity(unchecked) package var deadline: Int64
+    /// Where its entry is in its shard's ``TimerHeap`` while pending; -1 otherwise.
+    @exclusivity(unchecked) package var heapIndex: Int32 = -1
+    @exclusivity(unchecked) package var state: State = .pending
+    package let policy: MissedTickPolicy
+    /// Set by `pause` while the handler runs: the timer parks when the call returns.
+    @exclusivity(unchecked) package var pauseWhenDone = false
+    /// `.burst` catch-up calls made in a row (see ``MissedTickPolicy/maximumBurst``).
+    @exclusivity(unchecked) package var catchUp: UInt8 = 0
+    /// Bumped whenever a fire already taken becomes stale (reschedule, pause): only a fire
+    /// stamped with the current epoch may start a call.
+    @exclusivity(unchecked) package var epoch: UInt32 = 0
     /// The registry's era when it was scheduled; an older era means ended by `cancelAll` or
     /// `close`, whatever `state` says (see ``TimerRegistry/cancelAll()``).
-    package var era: UInt32 = 0
-    package var count: UInt64 = 0
-    package var state: State = .pending
-    /// Set by `pause` while the handler runs: the timer parks when the call returns.
-    package var pauseWhenDone = false
-    /// Set by `reschedule` while the handler runs: the next deadline, used when the call returns.
-    package var rescheduledTo: Int64?
-    /// `.burst` catch-up calls made in a row (see ``MissedTickPolicy/maximumBurst``).
-    package var catchUp: UInt8 = 0
+    @exclusivity(unchecked) package var era: UInt32 = 0
+    /// Nanoseconds between deadlines; 0 for a one-shot.
+    package let interval: Int64
+    /// `nil`: run on the loop.
+    package let queue: DispatchQueue?
+    /// The order among equal deadlines, drawn once when the timer is scheduled and kept for its
+    /// whole life; also its generation (``Tick/generation``), never given to another timer.
+    @exclusivity(unchecked) package var sequence: UInt64 = 0
+    @exclusivity(unchecked) package var count: UInt64 = 0
+    /// The ID's ``TimerID/tableHash``, set with `id`: it picks the node's shard and table slot,
+    /// so the loop never hashes a string to find them again.
+    @exclusivity(unchecked) package var hash: UInt64 = 0
+    /// Set by `reschedule` while the handler runs: the next deadline, used when the call returns;
+    /// ``notRescheduled`` otherwise (a sentinel, not an optional, to keep the node at 120 bytes).
+    @exclusivity(unchecked) package var rescheduledTo: Int64 = TimerNode.notRescheduled
+    package static let notRescheduled = Int64.min
 
     package init(
         id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions,
@@ -66,5 +75,12 @@ package final class TimerNode: @unchecked Sendable {
         case .queue(let queue): self.queue = queue
         }
         self.handler = handler
+    }
+
+    /// Gives the node its ID (and that ID's hash), before it is registered.
+    @inline(__always)
+    package func name(_ id: TimerID) {
+        self.id = id
+        self.hash = id.tableHash
     }
 }

@@ -1,6 +1,8 @@
-/// The service's state: which timers exist, when each is due, and whether the loop must be woken.
+/// One shard of the service's state: which of its timers exist, when each is due, and whether
+/// the loop must be woken.
 ///
-/// A plain struct mutated under the service's semaphore. Its transitions never call user code
+/// A plain struct mutated under its shard's semaphore (``TimerCore`` holds several, each timer in
+/// the one its ID hashes to). Its transitions never call user code
 /// or libevent; they return what the caller must do once the semaphore is released (wake the
 /// loop, call a handler, let go of handlers).
 package struct TimerRegistry {
@@ -27,6 +29,27 @@ package struct TimerRegistry {
         case idle(Int64?)
     }
 
+    /// Where a timer stands in firing order: by deadline, then by scheduling order.
+    package struct Head: Comparable, Sendable {
+        package var deadline: Int64
+        package var sequence: UInt64
+
+        /// After every timer: no timer pending.
+        package static let none = Head(deadline: .max, sequence: .max)
+        /// Before every timer: the loop will look anyway, nothing needs to wake it.
+        package static let running = Head(deadline: .min, sequence: 0)
+
+        package init(deadline: Int64, sequence: UInt64) {
+            self.deadline = deadline
+            self.sequence = sequence
+        }
+
+        @inline(__always)
+        package static func < (lhs: Head, rhs: Head) -> Bool {
+            lhs.deadline != rhs.deadline ? lhs.deadline < rhs.deadline : lhs.sequence < rhs.sequence
+        }
+    }
+
     /// Why the registry stopped accepting timers.
     package enum End: Sendable {
         case shutDown
@@ -34,20 +57,16 @@ package struct TimerRegistry {
         case failed(PreciseTimerError)
     }
 
-    private(set) package var timers: [TimerID: TimerNode] = [:]
+    private(set) package var timers = TimerTable()
     private var heap = TimerHeap()
-    /// Stale entries still in `heap` (exactly one entry is live per pending node).
-    private var garbage = 0
     /// Bumped by ``cancelAll()`` and ``close(_:)``, which swap the whole table out instead of
     /// ending each node under the lock: a node of an older era is ended, whatever its state says.
     private var era: UInt32 = 0
-    private var generatedIDs: UInt64 = 0
-    private var sequence: UInt64 = 0
     private(set) package var end: End?
-    /// The latest instant at which the loop is sure to look at the heap again without being
-    /// woken: its armed deadline while it sleeps, `.min` while it runs timers or a wake-up is
-    /// already on its way.
-    private var loopLooksAt: Int64 = .max
+    /// The timer the loop is sure to look at by its deadline without being told again: this
+    /// shard's head as the loop last saw it (``peek()``), or an earlier timer pushed since,
+    /// for which the loop was told (see ``push(_:)``); ``Head/running`` while the loop pops.
+    private var loopLooksAt = Head.none
 
     package init() {}
 
@@ -55,42 +74,26 @@ package struct TimerRegistry {
 
     // MARK: Registration
 
-    /// Registers a new timer under its requested ID, or under a fresh generated one when
-    /// `requested` is `nil`. Returns whether the loop must be woken to see it in time.
+    /// Registers a timer under the ID, hash and sequence the caller gave it (``TimerNode/name(_:)``).
+    /// Returns whether the loop must be woken to see it in time.
     ///
     /// The caller creates the node (with its handler) outside the lock and keeps it, so a node
     /// refused here is released after the lock, never under it: releasing a handler runs user
     /// code, which may call back into the service.
-    package mutating func add(_ node: TimerNode, requested: TimerID?) throws(PreciseTimerError) -> Bool {
+    ///
+    /// - Throws: ``PreciseTimerError/Code/duplicateID`` when the ID is taken (nothing changed),
+    ///   ``PreciseTimerError/Code/shutDown`` or the engine's failure once closed.
+    package mutating func add(_ node: TimerNode) throws(PreciseTimerError) -> Bool {
         switch self.end {
         case .failed(let error): throw error
-        case .shutDown: throw PreciseTimerError(.shutDown, id: requested)
+        case .shutDown: throw PreciseTimerError(.shutDown, id: node.id)
         case nil: break
         }
-        if let requested {
-            guard !requested.rawValue.isEmpty else { throw PreciseTimerError(.emptyID, id: requested) }
-            node.id = requested
-        } else {
-            node.id = self.generateID()
+        guard self.timers.insert(node, hash: node.hash) == nil else {
+            throw PreciseTimerError(.duplicateID, id: node.id)
         }
-        // One hash and one probe for the common case; a taken name is put back as it was.
-        while let existing = self.timers.updateValue(node, forKey: node.id) {
-            self.timers[existing.id] = existing
-            guard requested == nil else { throw PreciseTimerError(.duplicateID, id: requested) }
-            node.id = self.generateID()
-        }
-        self.sequence += 1
-        node.sequence = self.sequence
         node.era = self.era
         return self.push(node)
-    }
-
-    /// The next `timer-N`, N counting up for the life of the service. ``add`` skips names a
-    /// caller chose, so a generated ID is never handed out twice (the seed wrapper's count-based
-    /// names were).
-    private mutating func generateID() -> TimerID {
-        self.generatedIDs += 1
-        return TimerID(Self.generatedName(self.generatedIDs))
     }
 
     /// `"timer-" + n` without string interpolation: up to `timer-999999999` the result is a small
@@ -113,38 +116,35 @@ package struct TimerRegistry {
     }
 
     /// Puts a node in the heap at its `deadline`, keeping its original place among equal
-    /// deadlines; `true` if the loop sleeps past that deadline.
+    /// deadlines. Returns `true` if it comes before what the loop is sure to look at here: the
+    /// caller then marks the shard for the loop and wakes it if it sleeps past this deadline
+    /// (``TimerCore``), after which the loop is sure to look by this timer's deadline, so only
+    /// a push earlier still reports again.
     private mutating func push(_ node: TimerNode) -> Bool {
         node.state = .pending
-        self.heap.insert(.init(deadline: node.deadline, sequence: node.sequence, epoch: node.epoch, node: node))
-        guard node.deadline < self.loopLooksAt else { return false }
-        self.loopLooksAt = .min
+        self.heap.insert(node)
+        let head = Head(deadline: node.deadline, sequence: node.sequence)
+        guard head < self.loopLooksAt else { return false }
+        self.loopLooksAt = head
         return true
     }
 
-    /// Makes the node's heap entry (if pending) and any fire already taken stale.
+    /// Takes the node out of the heap (if pending) and makes any fire already taken stale.
     private mutating func invalidate(_ node: TimerNode) {
         if node.state == .pending {
-            self.garbage += 1
-            self.sweepIfNeeded()
+            self.heap.remove(node)
         }
         node.epoch &+= 1
-    }
-
-    /// Once stale entries outnumber live ones, every operation that adds one removes a few:
-    /// memory stays bounded without ever holding the lock for an O(n) compaction (48 ms at a
-    /// million pending timers).
-    private mutating func sweepIfNeeded() {
-        guard self.garbage > 1024, self.garbage > self.heap.count / 2 else { return }
-        self.garbage -= self.heap.removeStale(scanning: TimerHeap.sweepBudget)
     }
 
     // MARK: Control
 
     /// Moves a timer's next deadline (see ``TimerService/reschedule(_:at:)``).
     /// Returns whether the timer exists and whether the loop must be woken.
-    package mutating func reschedule(_ id: TimerID, to deadline: Int64, now: Int64) -> (found: Bool, wake: Bool) {
-        guard let node = self.timers[id] else { return (false, false) }
+    package mutating func reschedule(
+        _ id: TimerID, hash: UInt64, to deadline: Int64, now: Int64
+    ) -> (found: Bool, wake: Bool) {
+        guard let node = self.timers.find(id, hash: hash) else { return (false, false) }
         switch node.state {
         case .pending, .taken:
             self.invalidate(node)
@@ -163,8 +163,8 @@ package struct TimerRegistry {
     }
 
     /// Pauses a timer; returns whether it exists.
-    package mutating func pause(_ id: TimerID, now: Int64) -> Bool {
-        guard let node = self.timers[id] else { return false }
+    package mutating func pause(_ id: TimerID, hash: UInt64, now: Int64) -> Bool {
+        guard let node = self.timers.find(id, hash: hash) else { return false }
         switch node.state {
         case .pending:
             self.invalidate(node)
@@ -185,8 +185,8 @@ package struct TimerRegistry {
 
     /// Resumes a paused timer with the time it had left. Returns whether it exists and whether
     /// the loop must be woken.
-    package mutating func resume(_ id: TimerID, now: Int64) -> (found: Bool, wake: Bool) {
-        guard let node = self.timers[id] else { return (false, false) }
+    package mutating func resume(_ id: TimerID, hash: UInt64, now: Int64) -> (found: Bool, wake: Bool) {
+        guard let node = self.timers.find(id, hash: hash) else { return (false, false) }
         switch node.state {
         case .paused:
             node.deadline = now + node.deadline
@@ -201,8 +201,8 @@ package struct TimerRegistry {
     }
 
     /// Whether the timer exists and is paused (or will park when its running call returns).
-    package func isPaused(_ id: TimerID) -> Bool {
-        guard let node = self.timers[id] else { return false }
+    package func isPaused(_ id: TimerID, hash: UInt64) -> Bool {
+        guard let node = self.timers.find(id, hash: hash) else { return false }
         return node.state == .paused || (node.state == .running && node.pauseWhenDone)
     }
 
@@ -212,25 +212,30 @@ package struct TimerRegistry {
     /// whether it existed and the handler the caller must release outside the lock (releasing
     /// runs the captures' deinits: user code).
     package mutating func cancel(
-        _ id: TimerID, generation: UInt64? = nil
+        _ id: TimerID, hash: UInt64, generation: UInt64? = nil
     ) -> (found: Bool, handler: (@Sendable (Tick) -> Void)?) {
         if let generation {
-            guard let node = self.timers[id], node.sequence == generation else { return (false, nil) }
+            guard let node = self.timers.find(id, hash: hash), node.sequence == generation else { return (false, nil) }
         }
-        guard let node = self.timers.removeValue(forKey: id) else { return (false, nil) }
+        guard let node = self.timers.remove(id, hash: hash) else { return (false, nil) }
         return (true, self.end(node))
+    }
+
+    /// The node registered under `id` (for queries: its generation, whether it exists).
+    package func node(_ id: TimerID, hash: UInt64) -> TimerNode? {
+        self.timers.find(id, hash: hash)
     }
 
     /// Timers swapped out of the registry by ``cancelAll()``: already ended (their era is past),
     /// unreachable from the registry, and released by whoever holds this, outside the lock.
     package struct Swept {
-        fileprivate var timers: [TimerID: TimerNode]
+        fileprivate var timers: TimerTable
         fileprivate var heap: TimerHeap
 
         /// Lets go of every handler (user code may run: call it outside the lock). A node still
         /// referenced by a fire in flight keeps nothing: its call can no longer begin.
         package func release() {
-            for node in self.timers.values {
+            self.timers.forEachNode { node in
                 // Safe outside the lock: no registry path reads the handler of a node of a past
                 // era (``begin(_:)`` checks the era first).
                 node.handler = nil
@@ -248,9 +253,8 @@ package struct TimerRegistry {
     package mutating func cancelAll() -> Swept {
         self.era &+= 1
         let swept = Swept(timers: self.timers, heap: self.heap)
-        self.timers = [:]
+        self.timers = TimerTable()
         self.heap = TimerHeap()
-        self.garbage = 0
         return swept
     }
 
@@ -267,8 +271,7 @@ package struct TimerRegistry {
             self.invalidate(node)
         }
         node.state = .ended
-        defer { node.handler = nil }
-        return node.handler
+        return node.handler.take()  // Moved out: no reference count touched under the lock.
     }
 
     // MARK: Firing
@@ -279,22 +282,24 @@ package struct TimerRegistry {
     /// - Parameter limit: Deadlines after it are not due even if `now` passed them (virtual time:
     ///   a handler that moved the clock past the instant an `advance` goes to).
     package mutating func next(now: Int64, notAfter limit: Int64 = .max) -> Next {
-        while let entry = self.heap.min {
-            guard entry.isLive else {
-                self.heap.removeMin()
-                self.garbage -= 1
-                continue
-            }
-            guard entry.deadline <= now, entry.deadline <= limit else {
-                self.loopLooksAt = entry.deadline
-                return .idle(entry.deadline)
-            }
-            self.heap.removeMin()
-            self.loopLooksAt = .min
-            return .fire(self.take(entry.node, now: now))
+        guard let entry = self.heap.min else {
+            self.loopLooksAt = .none
+            return .idle(nil)
         }
-        self.loopLooksAt = .max
-        return .idle(nil)
+        guard entry.deadline <= now, entry.deadline <= limit else {
+            self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
+            return .idle(entry.deadline)
+        }
+        let node = self.heap.removeMin()!
+        self.loopLooksAt = .running
+        return .fire(self.take(node, now: now))
+    }
+
+    /// The loop looks at this shard: returns the earliest pending timer (``Head/none`` when none is pending). Until the next `peek`, a
+    /// timer that comes before it makes ``add(_:)`` (and every other push) ask for a wake-up.
+    package mutating func peek() -> Head {
+        self.loopLooksAt = self.heap.min.map { Head(deadline: $0.deadline, sequence: $0.sequence) } ?? .none
+        return self.loopLooksAt
     }
 
     /// ``next(now:)`` and, for a timer whose handler runs right here on the loop (no hop), its
@@ -334,17 +339,16 @@ package struct TimerRegistry {
     /// once the call returns.
     package mutating func begin(_ fire: Fire) -> Call? {
         let node = fire.node
-        guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, let handler = node.handler
+        guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, node.handler != nil
         else { return nil }
         node.count += 1
         guard node.interval > 0 else {
-            self.timers[node.id] = nil
+            self.timers.remove(node.id, hash: node.hash)
             node.state = .ended
-            node.handler = nil
-            return Call(handler: handler, count: node.count)
+            return Call(handler: node.handler.take()!, count: node.count)
         }
         node.state = .running
-        return Call(handler: handler, count: node.count)
+        return Call(handler: node.handler!, count: node.count)
     }
 
     /// A repeating timer's handler returned at `firedAt` (the tick's instant): arm its next
@@ -356,19 +360,18 @@ package struct TimerRegistry {
         let node = fire.node
         guard node.era == self.era, node.state == .running else { return (false, nil) }
         var next: Int64
-        if let rescheduled = node.rescheduledTo {
-            next = rescheduled
-            node.rescheduledTo = nil
+        if node.rescheduledTo != TimerNode.notRescheduled {
+            next = node.rescheduledTo
+            node.rescheduledTo = TimerNode.notRescheduled
         } else if node.policy == .delay, fire.missed > 0 {
             next = firedAt + node.interval  // A period was missed: the grid restarts after this call.
         } else {
             let (sum, overflow) = node.deadline.addingReportingOverflow(node.interval)
             guard !overflow else {
                 // Past the clock's range (centuries of uptime): the timer cannot fire again.
-                self.timers[node.id] = nil
+                self.timers.remove(node.id, hash: node.hash)
                 node.state = .ended
-                defer { node.handler = nil }
-                return (false, node.handler)
+                return (false, node.handler.take())
             }
             next = sum
         }
@@ -382,6 +385,14 @@ package struct TimerRegistry {
         return (self.push(node), nil)
     }
 
-    /// The number of heap entries, live and garbage (for tests of compaction).
+    /// The number of heap entries (for tests: one per pending timer).
     package var heapCount: Int { self.heap.count }
+
+    /// The number of registered timers.
+    package var count: Int { self.timers.count }
+
+    /// Appends the IDs of every registered timer.
+    package func appendIDs(to ids: inout [TimerID]) {
+        self.timers.forEachNode { ids.append($0.id) }
+    }
 }

@@ -1,0 +1,150 @@
+/// The ID → node table of one registry shard: open addressing with linear probing over 16-byte
+/// slots that keep each ID's full hash beside its node.
+///
+/// Why not `Dictionary<TimerID, TimerNode>`: at a million pending timers it was most of the cost
+/// of a schedule + cancel pair. Its removal shifts the following entries back and rehashes each
+/// key to do so (SipHash over the string, a cache miss per key), and its growth rehashes every
+/// key. Here the hash is computed once per call (``TimerID/tableHash``) and stored, so a probe
+/// compares 8-byte hashes in one contiguous buffer and touches a node only on a hash match, a
+/// removal shifts slots back by their stored hash, and growth never hashes a string.
+///
+/// The table owns one reference to each node it holds (`Unmanaged`: +1 in ``insert(_:hash:)``,
+/// given back by ``remove(_:hash:)`` or released in `deinit`), so probing never retains or
+/// releases a node, which would be a cache miss on its reference count.
+///
+/// A class, so that ``TimerRegistry/cancelAll()`` can hand a whole table over in O(1) and its
+/// nodes are released exactly once, by `deinit`, wherever the last reference goes.
+package final class TimerTable {
+    private struct Slot {
+        /// The ID's ``TimerID/tableHash``; meaningless when `node` is nil.
+        var hash: UInt64
+        /// nil: empty. +1 owned by the table.
+        var node: Unmanaged<TimerNode>?
+    }
+
+    // Unchecked: every access is under the shard's semaphore (the registry's invariant).
+    @exclusivity(unchecked) private var slots: UnsafeMutablePointer<Slot>
+    @exclusivity(unchecked) private var mask: Int
+    @exclusivity(unchecked) package private(set) var count = 0
+
+    /// The smallest table: 16 slots (256 bytes).
+    private static let minimumCapacity = 16
+
+    package init() {
+        self.slots = Self.allocate(Self.minimumCapacity)
+        self.mask = Self.minimumCapacity - 1
+    }
+
+    private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
+        let slots = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
+        slots.initialize(repeating: Slot(hash: 0, node: nil), count: capacity)
+        return slots
+    }
+
+    deinit {
+        for index in 0...self.mask {
+            self.slots[index].node?.release()
+        }
+        self.slots.deallocate()
+    }
+
+    /// The node registered under `id`, whose ``TimerID/tableHash`` is `hash`.
+    @inline(__always)
+    package func find(_ id: TimerID, hash: UInt64) -> TimerNode? {
+        self.index(of: id, hash: hash).map { self.slots[$0].node!.takeUnretainedValue() }
+    }
+
+    /// The slot holding `id`, if any.
+    @inline(__always)
+    package func index(of id: TimerID, hash: UInt64) -> Int? {
+        var index = Int(truncatingIfNeeded: hash) & self.mask
+        while let node = self.slots[index].node {
+            if self.slots[index].hash == hash, node._withUnsafeGuaranteedRef({ $0.id == id }) {
+                return index
+            }
+            index = (index + 1) & self.mask
+        }
+        return nil
+    }
+
+    /// Inserts `node` under its ID unless that ID is taken; returns the node already registered
+    /// under it, in which case nothing changed.
+    package func insert(_ node: TimerNode, hash: UInt64) -> TimerNode? {
+        var index = Int(truncatingIfNeeded: hash) & self.mask
+        while let existing = self.slots[index].node {
+            if self.slots[index].hash == hash, existing._withUnsafeGuaranteedRef({ $0.id == node.id }) {
+                return existing.takeUnretainedValue()
+            }
+            index = (index + 1) & self.mask
+        }
+        self.slots[index] = Slot(hash: hash, node: .passRetained(node))
+        self.count += 1
+        if self.count * 4 > (self.mask + 1) * 3 {
+            self.grow()
+        }
+        return nil
+    }
+
+    /// Removes the node under `id`; returns it (nil if there was none).
+    @discardableResult
+    package func remove(_ id: TimerID, hash: UInt64) -> TimerNode? {
+        self.index(of: id, hash: hash).map { self.remove(at: $0) }
+    }
+
+    /// Removes the slot at `index` and closes the gap: later slots of the same probe run move
+    /// back when their home is not after the gap (by their stored hash, no string is hashed).
+    private func remove(at index: Int) -> TimerNode {
+        let node = self.slots[index].node!.takeRetainedValue()
+        var gap = index
+        var next = (index + 1) & self.mask
+        while self.slots[next].node != nil {
+            let home = Int(truncatingIfNeeded: self.slots[next].hash) & self.mask
+            // The slot may move to the gap if its home is cyclically outside (gap, next].
+            let distanceToNext = (next &- home) & self.mask
+            let distanceToGap = (gap &- home) & self.mask
+            if distanceToGap < distanceToNext {
+                self.slots[gap] = self.slots[next]
+                gap = next
+            }
+            next = (next + 1) & self.mask
+        }
+        self.slots[gap] = Slot(hash: 0, node: nil)
+        self.count -= 1
+        return node
+    }
+
+    /// Doubles the slots and reinserts every node by its stored hash.
+    private func grow() {
+        let oldSlots = self.slots
+        let oldCapacity = self.mask + 1
+        let capacity = oldCapacity * 2
+        self.slots = Self.allocate(capacity)
+        self.mask = capacity - 1
+        for old in 0..<oldCapacity {
+            guard oldSlots[old].node != nil else { continue }
+            var index = Int(truncatingIfNeeded: oldSlots[old].hash) & self.mask
+            while self.slots[index].node != nil { index = (index + 1) & self.mask }
+            self.slots[index] = oldSlots[old]
+        }
+        oldSlots.deallocate()
+    }
+
+    /// Calls `body` with every node (in no particular order).
+    package func forEachNode(_ body: (TimerNode) -> Void) {
+        for index in 0...self.mask {
+            if let node = self.slots[index].node {
+                node._withUnsafeGuaranteedRef(body)
+            }
+        }
+    }
+}
+
+extension TimerID {
+    /// The hash that picks a timer's shard (its top bits) and its table slot (its low bits):
+    /// Swift's seeded SipHash of the string, so IDs chosen by a remote peer cannot be crafted to
+    /// collide. Computed once per call.
+    @inline(__always)
+    package var tableHash: UInt64 {
+        UInt64(bitPattern: Int64(self.rawValue.hashValue))
+    }
+}
