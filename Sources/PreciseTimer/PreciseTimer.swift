@@ -30,7 +30,8 @@ import Logging
 /// If libevent fails under the service (`event_base_loop` returns -1, or arming the alarm with
 /// `event_add` fails), the service does not go on silently: every timer is ended and its handler
 /// released, the loop thread exits, and every later `schedule` throws
-/// ``PreciseTimerError/Code/libeventFailure`` naming the function and its return code.
+/// ``PreciseTimerError/Code/libeventFailure`` naming the function and its return code. The
+/// failure is also logged once, at `error`, to ``Configuration/logger``.
 ///
 /// - Important: handlers on ``TimerExecutor/loop`` run on the service's thread and must not
 ///   block. Releasing the last reference shuts the service down (``shutdown()``).
