@@ -22,8 +22,8 @@ extension BenchmarkRun {
             if kind == .precise {
                 notes.append(
                     self.report.check(
-                        "≤ 50 ms", last <= 50_000_000,
-                        "fire storm of \(plan.stormCount) done ≤ 50 ms after its deadline: \(Format.milli(last)) ms"))
+                        "≤ 30 ms", last <= 30_000_000,
+                        "fire storm of \(plan.stormCount) done ≤ 30 ms after its deadline: \(Format.milli(last)) ms"))
             }
             if result["overrun"] > 0 {
                 notes.append("scheduling ended \(Format.milli(result["overrun"])) ms after the deadline")

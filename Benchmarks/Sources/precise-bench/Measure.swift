@@ -26,6 +26,9 @@ enum Measure {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// The CPUs this process may run on.
+    static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
+
     /// Sleeps the calling thread (never a Swift concurrency thread here) for `seconds`.
     static func sleep(seconds: Double) {
         Thread.sleep(forTimeInterval: seconds)
