@@ -32,7 +32,9 @@ extension BenchmarkRun {
                 on ? "PreciseTimer, metrics on" : "PreciseTimer, metrics off (nil)",
                 values: [Format.whole(pair), Format.whole(fire)],
                 ratios: on ? [Self.delta(pair - pairs[false]!), Self.delta(fire - fires[false]!)] : [],
-                note: "\(Format.count(plan.metricsPending)) pending; \(Format.count(plan.stormCount)) one-shots due at once")
+                note:
+                    "\(Format.count(plan.metricsPending)) pending; \(Format.count(plan.stormCount)) one-shots due at once"
+            )
             self.figures["metrics.\(on ? "on" : "off").scheduleCancel"] = pair
             self.figures["metrics.\(on ? "on" : "off").fire"] = fire
         }
