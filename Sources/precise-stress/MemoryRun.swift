@@ -30,7 +30,7 @@ struct MemoryRun {
         let growth = end - warm
         let perCycle = elapsed / self.cycles
         return Result(
-            summary: "\(self.cycles) schedule/cancel cycles (\(perCycle) each): RSS \(warm >> 10) KiB → "
+            summary: "\(self.cycles) schedule/cancel cycles (\(perCycle.summary) each): RSS \(warm >> 10) KiB → "
                 + "\(end >> 10) KiB (\(growth >= 0 ? "+" : "")\(growth >> 10) KiB, \(growth <= Self.slackBytes ? "flat" : "GROWING"))",
             isFlat: growth <= Self.slackBytes)
     }

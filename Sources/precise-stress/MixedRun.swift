@@ -123,7 +123,7 @@ struct MixedRun {
         // Every timer ended by its fire (one-shots), a `cancel` that returned `true`, or a sweep.
         let endedSilently = records.count - oneShotCalls - cancelled
         let summary =
-            "\(threads) threads × \(operations) ops in \(workersDone - start): "
+            "\(threads) threads × \(operations) ops in \((workersDone - start).summary): "
             + "\(records.count) timers, \(oneShotCalls) one-shot fires, \(repeatingCalls) repeating calls, "
             + "\(cancelled) cancels, \(moves.load(ordering: .relaxed)) reschedules, "
             + "\(endedSilently) swept by \(cancelAlls.load(ordering: .relaxed)) cancelAll, \(pending) left; "

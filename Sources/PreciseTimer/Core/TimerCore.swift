@@ -41,8 +41,9 @@ package final class TimerCore: Sendable {
     private let sleepsUntil = Atomic<Int64>(.max)
     /// The loop's view of every shard's head (see ``LoopHeads``).
     private let heads: LoopHeads
-    /// Makes ``close(_:)`` happen once, and whole (every shard) before anyone sees it closed.
-    private let closing = Mutex<Bool>(false)
+    /// Makes ``close(_:)`` happen once, and whole (every shard) before anyone sees it closed. A
+    /// semaphore rather than a `Mutex`: ThreadSanitizer cannot see `Mutex`'s ordering on Linux.
+    private let closing = SemaphoreGuarded(false)
     package let doorbell: any TimerDoorbell
     /// Whether a fire for a ``TimerExecutor/queue(_:)`` timer waits for its call (virtual time:
     /// `advance` returns only once every call it caused has returned).
