@@ -18,11 +18,14 @@
 /// recorder that keeps the count from them may briefly disagree with
 /// ``TimerService/scheduledCount``, but never drifts from it.
 ///
+/// A recorder is a class (one object shared by the service's threads), which also keeps the
+/// check for "no recorder" to one pointer comparison.
+///
 /// - Important: Every method is called on the thread where the event happens (the thread that
 ///   schedules or cancels, the service's loop thread, or a handler's queue), possibly on several
 ///   threads at once, never under the service's lock. Keep each call O(1) and non-blocking (an
 ///   atomic increment, not a lock held for long, no I/O), and do not call back into the service.
-public protocol TimerMetricsRecorder: Sendable {
+public protocol TimerMetricsRecorder: AnyObject, Sendable {
     /// A timer was scheduled: one more timer is pending. Not called for a `schedule` that threw.
     func timerScheduled()
 

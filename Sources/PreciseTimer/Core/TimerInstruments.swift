@@ -47,30 +47,28 @@ package final class TimerInstruments: Sendable {
     /// A timer was registered.
     @inline(__always)
     package func scheduled() {
-        if let metrics = self.metrics { metrics.timerScheduled() }
+        self.metrics?.timerScheduled()
     }
 
     /// `count` timers were cancelled (none when `count` is 0).
     @inline(__always)
     package func cancelled(_ count: Int) {
-        if let metrics = self.metrics, count > 0 { metrics.timersCancelled(count) }
+        if count > 0 { self.metrics?.timersCancelled(count) }
     }
 
     /// `count` timers ended by shutdown, failure or the clock's range (none when `count` is 0).
     @inline(__always)
     package func ended(_ count: Int) {
-        if let metrics = self.metrics, count > 0 { metrics.timersEnded(count) }
+        if count > 0 { self.metrics?.timersEnded(count) }
     }
 
     /// A call begins: right before the handler, so a handler (or a test it signals) already sees
     /// its fire counted.
     @inline(__always)
     package func willCall(_ fire: TimerRegistry.Fire, firedAt: Int64) {
-        if let metrics = self.metrics {
-            metrics.timerFired(
-                latenessNanoseconds: max(0, firedAt - fire.scheduledAt), missed: fire.missed,
-                ended: fire.node.interval == 0)
-        }
+        self.metrics?.timerFired(
+            latenessNanoseconds: max(0, firedAt - fire.scheduledAt), missed: fire.missed,
+            ended: fire.node.interval == 0)
     }
 
     /// The handler returned: log missed ticks and a stall now, after the call, so logging never
