@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "PreciseTimerTesting", targets: ["PreciseTimerTesting"]),
         // A separate product, so a daemon that uses only the timers builds no lifecycle code.
         .library(name: "PreciseTimerServiceLifecycle", targets: ["PreciseTimerServiceLifecycle"]),
+        // Metrics on swift-metrics, in its own product: a daemon that wants none builds none.
+        .library(name: "PreciseTimerMetrics", targets: ["PreciseTimerMetrics"]),
         .executable(name: "example-ticker", targets: ["example-ticker"]),
         .executable(name: "example-daemon", targets: ["example-daemon"]),
     ],
@@ -16,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // Documentation only (`swift package generate-documentation`); no target depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -28,7 +31,18 @@ let package = Package(
         ),
         .target(
             name: "PreciseTimer",
-            dependencies: ["CLibevent"]
+            dependencies: [
+                "CLibevent",
+                // Small and dependency-free: the configuration takes a Logger (disabled by default).
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "PreciseTimerMetrics",
+            dependencies: [
+                "PreciseTimer",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
         ),
         .target(
             name: "PreciseTimerReference",
@@ -81,7 +95,19 @@ let package = Package(
         ),
         .testTarget(
             name: "PreciseTimerTests",
-            dependencies: ["PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting"]
+            dependencies: [
+                "PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "PreciseTimerMetricsTests",
+            dependencies: [
+                "PreciseTimer", "PreciseTimerMetrics", "PreciseTimerTesting",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
         ),
         .testTarget(
             name: "PreciseTimerServiceLifecycleTests",

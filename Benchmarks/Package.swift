@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // The kernel floor: plain C loops on clock_nanosleep and timerfd, nothing in between.
@@ -27,6 +28,8 @@ let package = Package(
                 "CFloor",
                 .product(name: "PreciseTimer", package: mainPackage),
                 .product(name: "PreciseTimerReference", package: mainPackage),
+                .product(name: "PreciseTimerMetrics", package: mainPackage),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

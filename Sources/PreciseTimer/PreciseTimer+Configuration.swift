@@ -1,3 +1,5 @@
+import Logging
+
 extension PreciseTimer {
     /// How a ``PreciseTimer`` runs its thread. The defaults suit most daemons; the precision
     /// options trade CPU or privileges for lower lateness.
@@ -27,6 +29,36 @@ extension PreciseTimer {
         /// which slack does not delay, so it matters only if libevent had to fall back. `nil`
         /// keeps the kernel's default (50 µs).
         public var timerSlack: Duration?
+        /// Where the service logs. By default a logger that drops everything: a library never
+        /// logs unasked, and the service never bootstraps `LoggingSystem`.
+        ///
+        /// The service captures this logger when it is created (its loop thread cannot see the
+        /// task-local `Logger.current`) and never logs under its registry's lock. What it logs,
+        /// with metadata keys under `timer.`:
+        /// - `debug`: the service started (`timer.thread`) and shut down.
+        /// - `debug`: a tick that missed periods (`timer.id`, `timer.missed`, `timer.lateness`).
+        /// - `warning`: a ``TimerExecutor/loop`` handler that ran longer than ``stallThreshold``
+        ///   (`timer.id`, `timer.duration`, `timer.threshold`): it delayed every other timer.
+        /// - `error`: libevent or the system failed under the running service, which then ends
+        ///   every timer (`timer.function`, `timer.return_code`, `timer.errno`, and the error).
+        ///
+        /// Missed-tick lines and stall warnings are rate-limited, each to 10 lines per second; a
+        /// line written after some were dropped says how many in `timer.suppressed`. Whether to
+        /// time `.loop` handlers at all is decided from the logger's level when the service is
+        /// created (a logger that shows no warnings costs no clock read per fire). Failures of
+        /// `init` are thrown, not logged. Nothing is logged per tick on time.
+        public var logger: Logger
+        /// How long a ``TimerExecutor/loop`` handler may run before the service logs a warning.
+        ///
+        /// Such a handler holds the loop thread, so every timer due meanwhile fires at least that
+        /// late. The default, 1 ms, is some 20 times the engine's own lateness on an idle machine
+        /// (tens of microseconds), and long enough that ordinary handlers never trip it; move
+        /// slow work to ``TimerExecutor/queue(_:)``. Must be greater than zero.
+        public var stallThreshold: Duration
+        /// Where the service records its events for metrics (see ``TimerMetricsRecorder``), or
+        /// `nil` (the default) for no metrics, at the cost of one optional check per schedule,
+        /// cancel and fire. The `PreciseTimerMetrics` product provides one on swift-metrics.
+        public var metrics: (any TimerMetricsRecorder)?
 
         /// Creates a configuration.
         /// - Parameters:
@@ -35,15 +67,23 @@ extension PreciseTimer {
         ///   - realtimePriority: `SCHED_FIFO` priority 1...99, or `nil`.
         ///   - cpuAffinity: CPU index to pin the loop thread to, or `nil`.
         ///   - timerSlack: The loop thread's timer slack, or `nil` for the default.
+        ///   - logger: Where the service logs; by default nowhere.
+        ///   - stallThreshold: How long a `.loop` handler may run before a warning; greater than zero.
+        ///   - metrics: Where the service records metrics, or `nil` for none.
         public init(
             threadName: String = "PreciseTimer", spinMargin: Duration = .zero,
-            realtimePriority: Int32? = nil, cpuAffinity: Int? = nil, timerSlack: Duration? = nil
+            realtimePriority: Int32? = nil, cpuAffinity: Int? = nil, timerSlack: Duration? = nil,
+            logger: Logger = Logger(label: "PreciseTimer", factory: { _ in SwiftLogNoOpLogHandler() }),
+            stallThreshold: Duration = .milliseconds(1), metrics: (any TimerMetricsRecorder)? = nil
         ) {
             self.threadName = threadName
             self.spinMargin = spinMargin
             self.realtimePriority = realtimePriority
             self.cpuAffinity = cpuAffinity
             self.timerSlack = timerSlack
+            self.logger = logger
+            self.stallThreshold = stallThreshold
+            self.metrics = metrics
         }
 
         func validate() throws(PreciseTimerError) {
@@ -64,6 +104,9 @@ extension PreciseTimer {
             }
             if let slack = self.timerSlack, slack.timerNanoseconds == nil || slack == .zero {
                 throw invalid("timerSlack", "\(slack) (greater than zero)")
+            }
+            guard self.stallThreshold.timerNanoseconds != nil, self.stallThreshold > .zero else {
+                throw invalid("stallThreshold", "\(self.stallThreshold) (greater than zero)")
             }
         }
 

@@ -1,3 +1,5 @@
+import Logging
+
 /// A timer service on libevent: one `event_base` with `EVENT_BASE_FLAG_PRECISE_TIMER`
 /// (timerfd, `CLOCK_MONOTONIC`), driven by one named thread it owns.
 ///
@@ -28,7 +30,8 @@
 /// If libevent fails under the service (`event_base_loop` returns -1, or arming the alarm with
 /// `event_add` fails), the service does not go on silently: every timer is ended and its handler
 /// released, the loop thread exits, and every later `schedule` throws
-/// ``PreciseTimerError/Code/libeventFailure`` naming the function and its return code.
+/// ``PreciseTimerError/Code/libeventFailure`` naming the function and its return code. The
+/// failure is also logged once, at `error`, to ``Configuration/logger``.
 ///
 /// - Important: handlers on ``TimerExecutor/loop`` run on the service's thread and must not
 ///   block. Releasing the last reference shuts the service down (``shutdown()``).
@@ -76,10 +79,11 @@ public final class PreciseTimer: TimerService {
     public init(configuration: Configuration = .init()) throws {
         try configuration.validate()
         let waker = try EventFDWaker()
-        let core = TimerCore(doorbell: waker)
+        let core = TimerCore(doorbell: waker, instruments: TimerInstruments(configuration))
         self.configuration = configuration
         self.core = core
         self.engine = try LibeventEngine(core: core, waker: waker, configuration: configuration)
+        configuration.logger.debug("Timer service started", metadata: ["timer.thread": "\(configuration.threadName)"])
     }
 
     deinit {
@@ -222,8 +226,10 @@ public final class PreciseTimer: TimerService {
         // returning means no handler of ours runs any more, even when another thread (or the
         // loop failing) closed the core first. The loop thread itself only asks the loop to stop
         // (waiting for itself would deadlock), and only the first time.
-        if self.core.close(.shutDown) || !self.engine.isOnLoopThread {
+        let first = self.core.close(.shutDown)
+        if first || !self.engine.isOnLoopThread {
             self.engine.stop()
         }
+        if first { self.configuration.logger.debug("Timer service shut down") }
     }
 }

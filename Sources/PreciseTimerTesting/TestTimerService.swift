@@ -36,9 +36,17 @@ public final class TestTimerService: TimerService {
     ///
     /// - Parameter start: The initial virtual time; by default 1 000 s after the clock's origin,
     ///   so tests can go back from it.
-    public init(start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000)) {
+    public convenience init(start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000)) {
+        self.init(start: start, instruments: .disabled)
+    }
+
+    /// Creates a service that logs and records its events like a ``PreciseTimer`` would, on
+    /// virtual time (tests of the instruments).
+    package init(
+        start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000), instruments: TimerInstruments
+    ) {
         self.clock = ManualDoorbell(now: start.nanoseconds)
-        self.core = TimerCore(doorbell: self.clock, hopsSynchronously: true)
+        self.core = TimerCore(doorbell: self.clock, hopsSynchronously: true, instruments: instruments)
     }
 
     deinit {

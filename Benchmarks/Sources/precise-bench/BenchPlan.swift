@@ -35,6 +35,11 @@ struct BenchPlan: Sendable {
     /// Timed touches (reschedule, or cancel + schedule) of the control section.
     var controlOps: Int { self.quick ? 50_000 : 200_000 }
 
+    /// Pending timers during the metrics section's schedule + cancel (in this process).
+    var metricsPending: Int { self.quick ? 100_000 : 200_000 }
+    /// Timed schedule + cancel pairs per round of the metrics section.
+    var metricsPairs: Int { self.quick ? 100_000 : 200_000 }
+
     /// Pending timers whose RSS is measured.
     var memoryCount: Int { self.quick ? 200_000 : 1_000_000 }
     /// One-shots in the fire storm.

@@ -20,6 +20,8 @@ struct BenchmarkRun {
         case storm
         /// Process CPU while one 1 s timer idles.
         case idle
+        /// schedule + cancel and fire with `Configuration.metrics` off and on.
+        case metrics
     }
 
     /// Sizes and durations.
@@ -49,6 +51,7 @@ struct BenchmarkRun {
             case .memory: self.measureMemory()
             case .storm: self.measureStorm()
             case .idle: self.measureIdle()
+            case .metrics: self.measureMetrics()
             }
         }
         Self.log("done in \(Int(Double(Measure.now() - start) / 1e9)) s")

@@ -48,6 +48,8 @@ package final class TimerCore: Sendable {
     /// Whether a fire for a ``TimerExecutor/queue(_:)`` timer waits for its call (virtual time:
     /// `advance` returns only once every call it caused has returned).
     private let hopsSynchronously: Bool
+    /// Logging and metrics hooks, each called outside the locks.
+    package let instruments: TimerInstruments
 
     /// The number of shards: a power of two, at most 64 (one bit each in ``dirty``). 64 keeps a
     /// shard of a million timers at ~16 000 (its table and heap grow in well under a
@@ -59,9 +61,13 @@ package final class TimerCore: Sendable {
     ///   - doorbell: The clock and wake-up of whatever drives this core. It must not hold the
     ///     core (the libevent engine holds the core and gives it a separate doorbell).
     ///   - hopsSynchronously: Run queue hops with `sync` instead of `async`.
-    package init(doorbell: any TimerDoorbell, hopsSynchronously: Bool = false) {
+    ///   - instruments: Where events are logged and counted; none by default.
+    package init(
+        doorbell: any TimerDoorbell, hopsSynchronously: Bool = false, instruments: TimerInstruments = .disabled
+    ) {
         self.doorbell = doorbell
         self.hopsSynchronously = hopsSynchronously
+        self.instruments = instruments
         self.shards = (0..<Self.shardCount).map { _ in TimerShard() }
         self.heads = LoopHeads(count: Self.shardCount)
     }
@@ -150,6 +156,7 @@ package final class TimerCore: Sendable {
                 if try self.shards[shard].withLock({ (registry) throws(PreciseTimerError) in try registry.add(node) }) {
                     self.wakeLoop(for: shard, deadline: request.deadline)
                 }
+                self.instruments.scheduled()
                 return node.id
             } catch where error.code == .duplicateID && id == nil {
                 continue  // A caller chose this generated name: draw the next number.
@@ -208,6 +215,7 @@ package final class TimerCore: Sendable {
         let hash = id.tableHash
         let (found, handler) = self.shards[self.shard(for: hash)].withLock { $0.cancel(id, hash: hash) }
         withExtendedLifetime(handler) {}  // Released here, outside the lock.
+        if found { self.instruments.cancelled(1) }
         return found
     }
 
@@ -218,6 +226,7 @@ package final class TimerCore: Sendable {
             $0.cancel(id, hash: hash, generation: generation)
         }
         withExtendedLifetime(handler) {}
+        if found { self.instruments.cancelled(1) }
         return found
     }
 
@@ -230,7 +239,9 @@ package final class TimerCore: Sendable {
     /// handlers are released outside the locks.
     package func cancelAll() {
         for shard in self.shards {
-            shard.withLock { $0.cancelAll() }.release()
+            let swept = shard.withLock { $0.cancelAll() }
+            swept.release()
+            self.instruments.cancelled(swept.count)
         }
     }
 
@@ -272,6 +283,7 @@ package final class TimerCore: Sendable {
         }
         guard let swept else { return false }
         for shard in swept { shard.release() }
+        self.instruments.ended(swept.reduce(0) { $0 + $1.count })
         return true
     }
 
@@ -346,12 +358,14 @@ package final class TimerCore: Sendable {
     /// is woken if the next deadline comes before what it saw.
     private func invoke(_ call: TimerRegistry.Call, for fire: TimerRegistry.Fire, onLoop: Bool) {
         let firedAt = self.doorbell.now()
+        self.instruments.willCall(fire, firedAt: firedAt)
         call.handler(
             Tick(
                 id: fire.node.id, count: call.count, missed: fire.missed,
                 scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
                 firedAt: MonotonicInstant(nanoseconds: firedAt), generation: fire.node.sequence)
         )
+        self.instruments.didCall(fire, firedAt: firedAt, clock: self.doorbell)
         guard fire.node.interval > 0 else { return }
         let now = self.doorbell.now()
         let shard = self.shard(for: fire.node.hash)
@@ -360,6 +374,7 @@ package final class TimerCore: Sendable {
             return (wake, ended, onLoop && wake ? registry.peek() : nil, fire.node.deadline)
         }
         withExtendedLifetime(ended) {}
+        if ended != nil { self.instruments.ended(1) }
         if let head {
             self.heads[shard] = head
         } else if wake {

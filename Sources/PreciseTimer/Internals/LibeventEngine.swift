@@ -269,8 +269,8 @@ final class LibeventEngine: @unchecked Sendable {
     /// The engine cannot go on: end every timer (their handlers are released) and make every
     /// later `schedule` throw this failure. A shutdown that came first keeps its reason.
     private func fail(function: String, returnCode: Int32) {
-        self.core.close(
-            .failed(PreciseTimerError(.libeventFailure, function: function, returnCode: returnCode, errno: Glibc.errno)))
+        let error = PreciseTimerError(.libeventFailure, function: function, returnCode: returnCode, errno: Glibc.errno)
+        if self.core.close(.failed(error)) { self.core.instruments.engineFailed(error) }
     }
 
     /// Makes the engine see `failure` at its next chance (tests only), and rings the doorbell.

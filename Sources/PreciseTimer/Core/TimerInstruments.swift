@@ -1,0 +1,135 @@
+import Logging
+
+/// What a service tells its logger and its ``TimerMetricsRecorder``: ``TimerCore`` calls one of
+/// these hooks at each event, always after releasing the registry's lock.
+///
+/// Off, each hook is one optional check (metrics) or one comparison on a value already at hand
+/// (a missed count, a cached threshold), so a service without logging or metrics pays nothing
+/// measurable. Two log lines can repeat at the timers' rate (a handler that stalls the loop,
+/// missed ticks), so each goes through a ``LogRateLimiter``.
+package final class TimerInstruments: Sendable {
+    /// No logging, no metrics: what the virtual-time and the Dispatch services use.
+    package static let disabled = TimerInstruments(
+        logger: TimerInstruments.silentLogger, metrics: nil, stallThreshold: nil)
+
+    /// A logger that drops everything (the configuration's default: a library never logs unasked).
+    package static let silentLogger = Logger(label: "PreciseTimer", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// How many stall warnings, and how many missed-tick lines, a service writes per second at
+    /// most; the lines it suppresses are counted in the next one it writes (`timer.suppressed`).
+    package static let linesPerSecond = 10
+
+    package let logger: Logger
+    package let metrics: (any TimerMetricsRecorder)?
+    /// In nanoseconds; `nil` when the logger writes no warnings (read once, here: the check
+    /// costs a clock read per fire, so a service whose logger cannot show it skips it).
+    private let stallThreshold: Int64?
+    private let stallLines = LogRateLimiter(linesPerSecond: TimerInstruments.linesPerSecond)
+    private let missedTickLines = LogRateLimiter(linesPerSecond: TimerInstruments.linesPerSecond)
+
+    /// - Parameters:
+    ///   - logger: Where the service logs.
+    ///   - metrics: Where the service records its events, or `nil` for no metrics.
+    ///   - stallThreshold: Warn when a ``TimerExecutor/loop`` handler runs longer than this;
+    ///     `nil` never warns.
+    package init(logger: Logger, metrics: (any TimerMetricsRecorder)?, stallThreshold: Duration?) {
+        self.logger = logger
+        self.metrics = metrics
+        if let threshold = stallThreshold?.timerNanoseconds, logger.logLevel <= .warning {
+            self.stallThreshold = threshold
+        } else {
+            self.stallThreshold = nil
+        }
+    }
+
+    // MARK: Hooks (TimerCore, outside the lock)
+
+    /// A timer was registered.
+    @inline(__always)
+    package func scheduled() {
+        self.metrics?.timerScheduled()
+    }
+
+    /// `count` timers were cancelled (none when `count` is 0).
+    @inline(__always)
+    package func cancelled(_ count: Int) {
+        if count > 0 { self.metrics?.timersCancelled(count) }
+    }
+
+    /// `count` timers ended by shutdown, failure or the clock's range (none when `count` is 0).
+    @inline(__always)
+    package func ended(_ count: Int) {
+        if count > 0 { self.metrics?.timersEnded(count) }
+    }
+
+    /// A call begins: right before the handler, so a handler (or a test it signals) already sees
+    /// its fire counted.
+    @inline(__always)
+    package func willCall(_ fire: TimerRegistry.Fire, firedAt: Int64) {
+        self.metrics?.timerFired(
+            latenessNanoseconds: max(0, firedAt - fire.scheduledAt), missed: fire.missed,
+            ended: fire.node.interval == 0)
+    }
+
+    /// The handler returned: log missed ticks and a stall now, after the call, so logging never
+    /// delays a handler.
+    ///
+    /// - Parameter clock: Read once, only to time a ``TimerExecutor/loop`` handler when the
+    ///   stall warning is on.
+    @inline(__always)
+    package func didCall(_ fire: TimerRegistry.Fire, firedAt: Int64, clock: any TimerDoorbell) {
+        if fire.missed > 0 {
+            self.logMissedTicks(fire, firedAt: firedAt)
+        }
+        if let threshold = self.stallThreshold, fire.node.queue == nil {
+            let returnedAt = clock.now()
+            if returnedAt - firedAt > threshold {
+                self.logStall(fire, ran: returnedAt - firedAt, threshold: threshold, at: returnedAt)
+            }
+        }
+    }
+
+    // MARK: Log lines
+
+    private func logMissedTicks(_ fire: TimerRegistry.Fire, firedAt: Int64) {
+        guard self.logger.logLevel <= .debug, let suppressed = self.missedTickLines.admit(at: firedAt) else { return }
+        var metadata: Logger.Metadata = [
+            "timer.id": "\(fire.node.id)",
+            "timer.missed": "\(fire.missed)",
+            "timer.lateness": "\(Duration.nanoseconds(max(0, firedAt - fire.scheduledAt)))",
+        ]
+        if suppressed > 0 { metadata["timer.suppressed"] = "\(suppressed)" }
+        self.logger.debug("Timer missed ticks", metadata: metadata)
+    }
+
+    private func logStall(_ fire: TimerRegistry.Fire, ran: Int64, threshold: Int64, at now: Int64) {
+        guard let suppressed = self.stallLines.admit(at: now) else { return }
+        var metadata: Logger.Metadata = [
+            "timer.id": "\(fire.node.id)",
+            "timer.duration": "\(Duration.nanoseconds(ran))",
+            "timer.threshold": "\(Duration.nanoseconds(threshold))",
+        ]
+        if suppressed > 0 { metadata["timer.suppressed"] = "\(suppressed)" }
+        self.logger.warning(
+            "Timer handler stalled the loop thread: every other timer waited for it", metadata: metadata)
+    }
+
+    /// The engine failed under a running service (every timer has been ended): one error line.
+    package func engineFailed(_ error: PreciseTimerError) {
+        var metadata: Logger.Metadata = [:]
+        if let function = error.function { metadata["timer.function"] = "\(function)" }
+        if let returnCode = error.returnCode { metadata["timer.return_code"] = "\(returnCode)" }
+        if let errno = error.errno { metadata["timer.errno"] = "\(errno)" }
+        self.logger.error(
+            "Timer engine failed: every timer ended, and the service schedules nothing more", error: error,
+            metadata: metadata)
+    }
+}
+
+extension TimerInstruments {
+    /// The instruments a ``PreciseTimer/Configuration`` asks for.
+    package convenience init(_ configuration: PreciseTimer.Configuration) {
+        self.init(
+            logger: configuration.logger, metrics: configuration.metrics, stallThreshold: configuration.stallThreshold)
+    }
+}

@@ -1,0 +1,55 @@
+/// Receives a timer service's events, for metrics: timers scheduled, fired (with lateness and
+/// missed periods), cancelled and otherwise ended, from which a recorder also keeps the number of
+/// pending timers.
+///
+/// Set one in ``PreciseTimer/Configuration/metrics`` to turn metrics on; with `nil` (the default)
+/// the service checks one optional per event and records nothing. The `PreciseTimerMetrics`
+/// product implements it on swift-metrics (`SwiftMetricsRecorder`), so only a daemon that wants
+/// metrics builds swift-metrics.
+///
+/// ### The pending count
+///
+/// A timer is *pending* from its successful `schedule` until it ends (a one-shot's call begins,
+/// it is cancelled, or the service shuts down or fails); a paused timer and a repeating timer
+/// whose handler runs are pending. The events add up exactly: pending equals
+/// ``timerScheduled()`` calls minus the `count`s of ``timersCancelled(_:)`` and
+/// ``timersEnded(_:)`` minus the ``timerFired(latenessNanoseconds:missed:ended:)`` calls with
+/// `ended` true. Events arrive from several threads, after the state change they report, so a
+/// recorder that keeps the count from them may briefly disagree with
+/// ``TimerService/scheduledCount``, but never drifts from it.
+///
+/// A recorder is a class (one object shared by the service's threads), which also keeps the
+/// check for "no recorder" to one pointer comparison.
+///
+/// - Important: Every method is called on the thread where the event happens (the thread that
+///   schedules or cancels, the service's loop thread, or a handler's queue), possibly on several
+///   threads at once, never under the service's lock. Keep each call O(1) and non-blocking (an
+///   atomic increment, not a lock held for long, no I/O), and do not call back into the service.
+public protocol TimerMetricsRecorder: AnyObject, Sendable {
+    /// A timer was scheduled: one more timer is pending. Not called for a `schedule` that threw.
+    func timerScheduled()
+
+    /// A handler call is about to begin (on the loop thread, or on the timer's queue after the
+    /// hop).
+    ///
+    /// - Parameters:
+    ///   - latenessNanoseconds: How late the call is, in nanoseconds: the tick's
+    ///     ``Tick/lateness`` (never negative).
+    ///   - missed: The tick's ``Tick/missed``: whole periods skipped just before this call.
+    ///   - ended: `true` when the timer ended with this call (a one-shot): one fewer pending.
+    func timerFired(latenessNanoseconds: Int64, missed: UInt64, ended: Bool)
+
+    /// Timers were cancelled (``TimerService/cancel(_:)``, ``TimerService/cancelAll()``, and
+    /// everything built on them: tokens, weak targets, tick sequences, clock sleeps): `count`
+    /// fewer pending.
+    ///
+    /// - Parameter count: How many timers were cancelled, at least 1.
+    func timersCancelled(_ count: Int)
+
+    /// Timers ended without firing and without a cancel: by ``TimerService/shutdown()``, by an
+    /// engine failure, or a repeating timer whose next deadline is beyond the clock's range.
+    /// `count` fewer pending.
+    ///
+    /// - Parameter count: How many timers ended, at least 1.
+    func timersEnded(_ count: Int)
+}

@@ -1,0 +1,145 @@
+import CoreMetrics
+import PreciseTimer
+
+/// A ``TimerMetricsRecorder`` on swift-metrics: counters of timers scheduled, fired and
+/// cancelled and of missed ticks, a meter (gauge) of pending timers, and a timer of lateness.
+///
+/// ```swift
+/// let metrics = SwiftMetricsRecorder()  // MetricsSystem.factory, as bootstrapped by the daemon
+/// let timers = try PreciseTimer(configuration: .init(metrics: metrics))
+/// ```
+///
+/// The metrics are created once, here, with the given dimensions and never a timer's ID (IDs
+/// are unbounded; a dimension per ID would grow the backend without end). Their labels follow
+/// the Prometheus conventions, under one prefix (`precise_timer` by default):
+///
+/// | Label | Kind | What |
+/// | --- | --- | --- |
+/// | `precise_timer_scheduled_total` | `Counter` | Timers scheduled (every successful `schedule…`) |
+/// | `precise_timer_fired_total` | `Counter` | Handler calls begun |
+/// | `precise_timer_cancelled_total` | `Counter` | Timers cancelled (`cancel`, `cancelAll`, tokens, tick sequences) |
+/// | `precise_timer_missed_ticks_total` | `Counter` | Periods skipped (the sum of ``Tick/missed``) |
+/// | `precise_timer_pending` | `Meter` | Timers scheduled and not yet ended (paused ones included) |
+/// | `precise_timer_lateness_seconds` | `CoreMetrics.Timer` | Each call's ``Tick/lateness`` |
+///
+/// The lateness timer records nanoseconds, as every swift-metrics `Timer` does, and prefers
+/// microseconds for display; its label ends in `_seconds` because Prometheus exports a timer as
+/// a histogram in seconds. That histogram's default buckets (swift-prometheus) start at 5 ms,
+/// far above a healthy lateness (tens of microseconds): give it its own, for example
+/// `factory.durationHistogramBuckets["precise_timer_lateness_seconds"] = [.microseconds(10),
+/// .microseconds(50), .microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(5),
+/// .milliseconds(25)]`.
+///
+/// Shutdown ends the pending timers (the gauge goes to 0) without counting them as cancelled.
+/// Each event costs one or two metric updates, whatever the backend's handlers cost (atomic
+/// increments in the common ones); the recorder itself takes no lock.
+public final class SwiftMetricsRecorder: TimerMetricsRecorder {
+    /// The labels of the recorder's metrics: the prefix followed by a fixed suffix.
+    public struct Labels: Sendable, Hashable {
+        /// `<prefix>_scheduled_total`.
+        public let scheduled: String
+        /// `<prefix>_fired_total`.
+        public let fired: String
+        /// `<prefix>_cancelled_total`.
+        public let cancelled: String
+        /// `<prefix>_missed_ticks_total`.
+        public let missedTicks: String
+        /// `<prefix>_pending`.
+        public let pending: String
+        /// `<prefix>_lateness_seconds`.
+        public let lateness: String
+
+        /// The labels under `prefix`.
+        ///
+        /// - Parameter prefix: The label prefix, e.g. `precise_timer`.
+        public init(prefix: String) {
+            self.scheduled = prefix + "_scheduled_total"
+            self.fired = prefix + "_fired_total"
+            self.cancelled = prefix + "_cancelled_total"
+            self.missedTicks = prefix + "_missed_ticks_total"
+            self.pending = prefix + "_pending"
+            self.lateness = prefix + "_lateness_seconds"
+        }
+    }
+
+    /// The labels this recorder's metrics were created with.
+    public let labels: Labels
+
+    private let scheduled: Counter
+    private let fired: Counter
+    private let cancelled: Counter
+    private let missedTicks: Counter
+    private let pending: Meter
+    private let lateness: CoreMetrics.Timer
+
+    /// Creates the metrics, once, on `factory`.
+    ///
+    /// - Parameters:
+    ///   - factory: The metrics backend. By default `MetricsSystem.factory`, which the daemon
+    ///     bootstraps (a library never does).
+    ///   - labelPrefix: The prefix of every label; by default `precise_timer`. Give each service
+    ///     its own prefix or dimensions when a process runs several.
+    ///   - dimensions: Fixed dimensions added to every metric, e.g. `[("service", "sessions")]`.
+    public init(
+        factory: any MetricsFactory = MetricsSystem.factory, labelPrefix: String = "precise_timer",
+        dimensions: [(String, String)] = []
+    ) {
+        let labels = Labels(prefix: labelPrefix)
+        self.labels = labels
+        self.scheduled = Counter(label: labels.scheduled, dimensions: dimensions, factory: factory)
+        self.fired = Counter(label: labels.fired, dimensions: dimensions, factory: factory)
+        self.cancelled = Counter(label: labels.cancelled, dimensions: dimensions, factory: factory)
+        self.missedTicks = Counter(label: labels.missedTicks, dimensions: dimensions, factory: factory)
+        self.pending = Meter(label: labels.pending, dimensions: dimensions, factory: factory)
+        self.lateness = CoreMetrics.Timer(
+            label: labels.lateness, dimensions: dimensions, preferredDisplayUnit: .microseconds, factory: factory)
+    }
+
+    /// Tells the backend that the metrics will not be updated again (it may free them). Call it
+    /// once the service has shut down; the recorder must not be used afterwards.
+    public func destroy() {
+        self.scheduled.destroy()
+        self.fired.destroy()
+        self.cancelled.destroy()
+        self.missedTicks.destroy()
+        self.pending.destroy()
+        self.lateness.destroy()
+    }
+
+    // MARK: TimerMetricsRecorder
+
+    /// Counts a scheduled timer and one more pending. See ``TimerMetricsRecorder/timerScheduled()``.
+    public func timerScheduled() {
+        self.scheduled.increment()
+        self.pending.increment()
+    }
+
+    /// Counts a fire, records its lateness, adds its missed periods, and for a one-shot one fewer
+    /// pending. See ``TimerMetricsRecorder/timerFired(latenessNanoseconds:missed:ended:)``.
+    ///
+    /// - Parameters:
+    ///   - latenessNanoseconds: The tick's lateness in nanoseconds.
+    ///   - missed: Periods skipped just before this call.
+    ///   - ended: Whether the timer ended with this call.
+    public func timerFired(latenessNanoseconds: Int64, missed: UInt64, ended: Bool) {
+        self.fired.increment()
+        self.lateness.recordNanoseconds(latenessNanoseconds)
+        if missed > 0 { self.missedTicks.increment(by: missed) }
+        if ended { self.pending.decrement() }
+    }
+
+    /// Counts cancelled timers, that many fewer pending. See ``TimerMetricsRecorder/timersCancelled(_:)``.
+    ///
+    /// - Parameter count: How many timers were cancelled.
+    public func timersCancelled(_ count: Int) {
+        self.cancelled.increment(by: count)
+        self.pending.decrement(by: Double(count))
+    }
+
+    /// That many fewer pending (shutdown, failure). See ``TimerMetricsRecorder/timersEnded(_:)``.
+    ///
+    /// - Parameter count: How many timers ended.
+    public func timersEnded(_ count: Int) {
+        self.pending.decrement(by: Double(count))
+    }
+}
