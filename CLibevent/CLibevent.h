@@ -47,4 +47,8 @@ static inline int CLibevent_evtimer_add(struct event *_Nonnull ev, const struct 
     return evtimer_add(ev, tv);
 }
 
+/// `__builtin_prefetch`, which Swift cannot spell: asks the CPU to start loading the cache line at
+/// `address` because it will be read soon. A hint only: an address no longer valid never faults.
+static inline void CLibevent_prefetch(const void *_Nullable address) { __builtin_prefetch(address); }
+
 #endif

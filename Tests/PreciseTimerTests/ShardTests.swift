@@ -10,7 +10,9 @@ struct ShardTests {
     /// shard without waking it (they are not due before its sleep): the shards stay marked for
     /// the loop. A due timer pushed into such a shard must still ring. (A version that took a
     /// marked shard to mean "a wake-up is on its way" lost this wake-up every time.)
-    @Test("a due timer fires while every shard holds far timers the loop has not looked at", arguments: Implementation.allCases)
+    @Test(
+        "a due timer fires while every shard holds far timers the loop has not looked at",
+        arguments: Implementation.allCases)
     func dueTimerAmongMarkedShards(_ implementation: Implementation) async throws {
         for round in 0..<5 {
             let timers = try implementation.make()

@@ -158,7 +158,7 @@ package final class TimerCore: Sendable {
                 }
                 self.instruments.scheduled()
                 return node.id
-            } catch where error.code == .duplicateID && id == nil {
+            } catch  where error.code == .duplicateID && id == nil {
                 continue  // A caller chose this generated name: draw the next number.
             }
         }
@@ -321,6 +321,8 @@ package final class TimerCore: Sendable {
             }
             self.heads[index] = newHead
             guard case .fire(let fire) = next else { continue }  // The head had gone stale.
+            // The next timer's node starts loading while this one runs (a storm's nodes are cold).
+            prefetch(address: self.heads.earliest().head.address)
             if let queue = fire.node.queue {
                 if self.hopsSynchronously {
                     queue.sync { self.hop(fire) }

@@ -33,20 +33,30 @@ package struct TimerRegistry {
     package struct Head: Comparable, Sendable {
         package var deadline: Int64
         package var sequence: UInt64
+        /// The node's address when the loop looked (for ``prefetch(address:)`` only: it may be
+        /// stale by the time it is used, and is never dereferenced); 0 when unknown.
+        package var address: UInt = 0
 
         /// After every timer: no timer pending.
         package static let none = Head(deadline: .max, sequence: .max)
         /// Before every timer: the loop will look anyway, nothing needs to wake it.
         package static let running = Head(deadline: .min, sequence: 0)
 
-        package init(deadline: Int64, sequence: UInt64) {
+        package init(deadline: Int64, sequence: UInt64, address: UInt = 0) {
             self.deadline = deadline
             self.sequence = sequence
+            self.address = address
         }
 
         @inline(__always)
         package static func < (lhs: Head, rhs: Head) -> Bool {
             lhs.deadline != rhs.deadline ? lhs.deadline < rhs.deadline : lhs.sequence < rhs.sequence
+        }
+
+        /// The same place in firing order (the address does not count).
+        @inline(__always)
+        package static func == (lhs: Head, rhs: Head) -> Bool {
+            lhs.deadline == rhs.deadline && lhs.sequence == rhs.sequence
         }
     }
 
@@ -308,7 +318,9 @@ package struct TimerRegistry {
     /// The loop looks at this shard: returns the earliest pending timer (``Head/none`` when none is pending). Until the next `peek`, a
     /// timer that comes before it makes ``add(_:)`` (and every other push) ask for a wake-up.
     package mutating func peek() -> Head {
-        self.loopLooksAt = self.heap.min.map { Head(deadline: $0.deadline, sequence: $0.sequence) } ?? .none
+        self.loopLooksAt =
+            self.heap.min.map { Head(deadline: $0.deadline, sequence: $0.sequence, address: self.heap.minAddress) }
+            ?? .none
         return self.loopLooksAt
     }
 
