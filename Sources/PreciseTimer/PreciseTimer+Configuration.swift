@@ -27,6 +27,10 @@ extension PreciseTimer {
         /// which slack does not delay, so it matters only if libevent had to fall back. `nil`
         /// keeps the kernel's default (50 µs).
         public var timerSlack: Duration?
+        /// How long the service-lifecycle adapter's `run()` waits for handlers still running
+        /// when it shuts the service down (``PreciseTimer/shutdown(gracePeriod:)``). 5 seconds by
+        /// default; not negative.
+        public var shutdownGracePeriod: Duration = .seconds(5)
 
         /// Creates a configuration.
         /// - Parameters:
@@ -64,6 +68,25 @@ extension PreciseTimer {
             }
             if let slack = self.timerSlack, slack.timerNanoseconds == nil || slack == .zero {
                 throw invalid("timerSlack", "\(slack) (greater than zero)")
+            }
+            guard self.shutdownGracePeriod >= .zero else {
+                throw invalid("shutdownGracePeriod", "\(self.shutdownGracePeriod) (not negative)")
+            }
+        }
+
+        /// On a caller's base there is no thread of the service's own to apply these to, and
+        /// silently ignoring them would hide a mistake.
+        func validateForCallersThread() throws(PreciseTimerError) {
+            for (field, value) in [
+                ("realtimePriority", self.realtimePriority.map { "\($0)" }),
+                ("cpuAffinity", self.cpuAffinity.map { "\($0)" }),
+                ("timerSlack", self.timerSlack.map { "\($0)" }),
+            ] {
+                if let value {
+                    throw PreciseTimerError(
+                        .invalidConfiguration,
+                        value: "\(field) = \(value) (nil with an eventBase: the caller's thread runs the timers)")
+                }
             }
         }
 

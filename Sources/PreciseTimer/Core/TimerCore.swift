@@ -26,6 +26,10 @@ package final class TimerCore: Sendable {
     /// Whether a fire for a ``TimerExecutor/queue(_:)`` timer waits for its call (virtual time:
     /// `advance` returns only once every call it caused has returned).
     private let hopsSynchronously: Bool
+    /// Queue hops whose call has begun and not yet returned (a shutdown waits for them).
+    package let inFlight = InFlightCalls()
+    /// Fires once the core closes.
+    package let closeNotice = CloseNotice()
 
     /// - Parameters:
     ///   - doorbell: The clock and wake-up of whatever drives this core. It must not hold the
@@ -175,6 +179,7 @@ package final class TimerCore: Sendable {
     package func close(_ reason: TimerRegistry.End) -> Bool {
         guard let swept = self.registry.withLock({ $0.close(reason) }) else { return false }
         swept.release()
+        self.closeNotice.fire()
         return true
     }
 
@@ -213,8 +218,16 @@ package final class TimerCore: Sendable {
 
     /// Runs a fire that hopped to its queue. Its call begins here, under the lock, so a cancel
     /// (or pause, or reschedule) that returned while the fire waited in the queue prevents it.
+    /// The call is counted in ``inFlight`` as it begins, under the same lock, so a close that
+    /// follows sees it.
     private func hop(_ fire: TimerRegistry.Fire) {
-        guard let call = self.registry.withLock({ $0.begin(fire) }) else { return }
+        let call = self.registry.withLock { registry -> TimerRegistry.Call? in
+            let call = registry.begin(fire)
+            if call != nil { self.inFlight.enter() }
+            return call
+        }
+        guard let call else { return }
+        defer { self.inFlight.leave() }
         self.invoke(call, for: fire)
     }
 
