@@ -79,7 +79,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PreciseTimerTests",
-            dependencies: ["PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting"]
+            // CLibevent: the caller's-base tests build and drive a base as a libevent daemon does.
+            dependencies: ["CLibevent", "PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting"]
         ),
         .testTarget(
             name: "PreciseTimerServiceLifecycleTests",
