@@ -87,6 +87,7 @@ let package = Package(
             dependencies: [
                 "PreciseTimer",
                 "PreciseTimerServiceLifecycle",
+                "PreciseTimerTesting",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
