@@ -18,13 +18,17 @@ struct ShutdownRun {
     func run() throws -> String {
         var lines: [String] = []
 
-        // The whole `shutdown()` of a running service, as a daemon calls it.
-        do {
+        // The whole `shutdown()` of a running service, as a daemon calls it: deadlines in the
+        // order the timers were scheduled (the heap's order is the nodes' allocation order), then
+        // in random order (as idle timers pushed back by traffic end up).
+        for randomOrder in [false, true] {
             let service = try PreciseTimer()
-            try self.fill(service)
+            try self.fill(service, randomOrder: randomOrder)
             let start = MonotonicInstant.now()
             service.shutdown()
-            lines.append("shutdown(): \(self.timers) pending timers in \(MonotonicInstant.now() - start)")
+            lines.append(
+                "shutdown(): \(self.timers) pending timers, deadlines in \(randomOrder ? "random" : "scheduling") "
+                    + "order, in \(MonotonicInstant.now() - start)")
         }
 
         // The same steps on a bare registry, timed one by one.
@@ -93,10 +97,11 @@ struct ShutdownRun {
         return lines.joined(separator: "\n")
     }
 
-    private func fill(_ service: PreciseTimer) throws {
+    private func fill(_ service: PreciseTimer, randomOrder: Bool = false) throws {
         for index in 0..<self.timers {
             let captured = Captured(index)
-            try service.schedule(id: nil, after: .seconds(3_600), options: .init()) { _ in
+            let jitter: Duration = randomOrder ? .microseconds(Int64.random(in: 0..<3_600_000_000)) : .zero
+            try service.schedule(id: nil, after: .seconds(3_600) + jitter, options: .init()) { _ in
                 withExtendedLifetime(captured) {}
             }
         }
