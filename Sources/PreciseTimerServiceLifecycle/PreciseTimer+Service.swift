@@ -35,7 +35,10 @@ import Synchronization
 /// waits for the handlers already running, a ``TimerExecutor/loop`` handler on the loop thread
 /// as well as ``TimerExecutor/queue(_:)`` handlers on their queues, for at most
 /// ``PreciseTimer/Configuration/shutdownGracePeriod`` (5 seconds by default). A handler that
-/// runs longer is left running; `run()` returns all the same, without throwing.
+/// runs longer is left running; `run()` returns all the same, without throwing. Task
+/// cancellation (a group's escalation) does not shorten that wait: the grace period bounds it,
+/// so set it below the group's `maximumGracefulShutdownDuration`, or to `.zero` to return as soon
+/// as the timers are ended.
 extension PreciseTimer: Service {
     /// Runs until graceful shutdown, task cancellation or a direct ``PreciseTimer/shutdown()``,
     /// then shuts the service down and returns.
