@@ -76,10 +76,12 @@ struct ShutdownRun {
             let service = try PreciseTimer()
             let started = DispatchSemaphore(value: 0)
             let queue = DispatchQueue(label: "precise-stress.shutdown")
+            let handlerReturned = Box()
             try service.schedule(id: "slow", after: .zero, options: .init(executor: .queue(queue))) { _ in
                 started.signal()
                 var request = timespec(tv_sec: 0, tv_nsec: 50_000_000)
                 _ = nanosleep(&request, nil)
+                handlerReturned.instant = MonotonicInstant.now()
             }
             started.wait()
             let result = Box()
@@ -87,12 +89,16 @@ struct ShutdownRun {
             let start = MonotonicInstant.now()
             Task {
                 let drained = await service.shutdown(gracePeriod: .seconds(10))
-                result.set(MonotonicInstant.now() - start, drained)
+                result.instant = MonotonicInstant.now()
+                result.set(result.instant - start, drained)
                 done.signal()
             }
             done.wait()
             let (elapsed, drained) = result.get()
-            lines.append("shutdown(gracePeriod:) with a 50 ms .queue handler running: \(elapsed) (drained: \(drained))")
+            let latency = handlerReturned.instant.duration(to: result.instant)
+            lines.append(
+                "shutdown(gracePeriod:) with a 50 ms .queue handler running: \(elapsed) (drained: \(drained)), "
+                    + "returned \(latency) after the handler did")
         }
         return lines.joined(separator: "\n")
     }
@@ -109,8 +115,10 @@ struct ShutdownRun {
 
     /// A result handed from a task to the thread that waits for it.
     private final class Box: @unchecked Sendable {
-        // Invariant: written once before `done.signal()`, read after `done.wait()`.
+        // Invariant: written before `done.signal()` (the handler's, before the drain it waits for),
+        // read after `done.wait()`.
         private var value: (Duration, Bool) = (.zero, false)
+        var instant = MonotonicInstant(nanoseconds: 0)
         func set(_ elapsed: Duration, _ drained: Bool) { self.value = (elapsed, drained) }
         func get() -> (Duration, Bool) { self.value }
     }
