@@ -95,8 +95,9 @@ let package = Package(
         ),
         .testTarget(
             name: "PreciseTimerTests",
+            // CLibevent: the caller's-base tests build and drive a base as a libevent daemon does.
             dependencies: [
-                "PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting",
+                "CLibevent", "PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
@@ -114,6 +115,7 @@ let package = Package(
             dependencies: [
                 "PreciseTimer",
                 "PreciseTimerServiceLifecycle",
+                "PreciseTimerTesting",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

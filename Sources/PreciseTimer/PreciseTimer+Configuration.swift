@@ -59,6 +59,10 @@ extension PreciseTimer {
         /// `nil` (the default) for no metrics, at the cost of one optional check per schedule,
         /// cancel and fire. The `PreciseTimerMetrics` product provides one on swift-metrics.
         public var metrics: (any TimerMetricsRecorder)?
+        /// How long the service-lifecycle adapter's `run()` waits for handlers still running
+        /// when it shuts the service down (``PreciseTimer/shutdown(gracePeriod:)``). 5 seconds by
+        /// default; not negative.
+        public var shutdownGracePeriod: Duration = .seconds(5)
 
         /// Creates a configuration.
         /// - Parameters:
@@ -107,6 +111,25 @@ extension PreciseTimer {
             }
             guard self.stallThreshold.timerNanoseconds != nil, self.stallThreshold > .zero else {
                 throw invalid("stallThreshold", "\(self.stallThreshold) (greater than zero)")
+            }
+            guard self.shutdownGracePeriod >= .zero else {
+                throw invalid("shutdownGracePeriod", "\(self.shutdownGracePeriod) (not negative)")
+            }
+        }
+
+        /// On a caller's base there is no thread of the service's own to apply these to, and
+        /// silently ignoring them would hide a mistake.
+        func validateForCallersThread() throws(PreciseTimerError) {
+            for (field, value) in [
+                ("realtimePriority", self.realtimePriority.map { "\($0)" }),
+                ("cpuAffinity", self.cpuAffinity.map { "\($0)" }),
+                ("timerSlack", self.timerSlack.map { "\($0)" }),
+            ] {
+                if let value {
+                    throw PreciseTimerError(
+                        .invalidConfiguration,
+                        value: "\(field) = \(value) (nil with an eventBase: the caller's thread runs the timers)")
+                }
             }
         }
 

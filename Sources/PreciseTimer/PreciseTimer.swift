@@ -1,7 +1,8 @@
 import Logging
 
 /// A timer service on libevent: one `event_base` with `EVENT_BASE_FLAG_PRECISE_TIMER`
-/// (timerfd, `CLOCK_MONOTONIC`), driven by one named thread it owns.
+/// (timerfd, `CLOCK_MONOTONIC`), driven by one named thread it owns, or a base the caller
+/// already runs (``init(eventBase:configuration:)``).
 ///
 /// ```swift
 /// let timers = try PreciseTimer()
@@ -49,8 +50,8 @@ public final class PreciseTimer: TimerService {
 
     /// The configuration the service was created with.
     public let configuration: Configuration
-    private let core: TimerCore
-    private let engine: LibeventEngine
+    let core: TimerCore
+    let engine: LibeventEngine
     /// The ``ProcessGeneration`` of the process that created the service (see Fork safety).
     private let processGeneration = ProcessGeneration.current()
 
@@ -60,7 +61,7 @@ public final class PreciseTimer: TimerService {
     }
 
     /// Whether this is a child process that inherited the service through `fork()`.
-    private var isInherited: Bool {
+    var isInherited: Bool {
         ProcessGeneration.current() != self.processGeneration
     }
 
@@ -84,6 +85,82 @@ public final class PreciseTimer: TimerService {
         self.core = core
         self.engine = try LibeventEngine(core: core, waker: waker, configuration: configuration)
         configuration.logger.debug("Timer service started", metadata: ["timer.thread": "\(configuration.threadName)"])
+    }
+
+    /// Creates the service on a libevent base the caller already runs, for daemons built on
+    /// libevent: it starts no thread, and the caller's loop runs the timers.
+    ///
+    /// ```swift
+    /// // C side, or Swift with libevent: the base needs EVENT_BASE_FLAG_PRECISE_TIMER.
+    /// let timers = try PreciseTimer(eventBase: base)
+    /// try timers.scheduleRepeating(id: "flush", every: .milliseconds(10)) { _ in
+    ///     flush()  // runs inside the caller's event_base_loop, between its other callbacks
+    /// }
+    /// event_base_dispatch(base)
+    /// ```
+    ///
+    /// The service adds two events to the base: a timer event armed at its earliest deadline,
+    /// and a read event on an `eventfd` through which other threads wake the loop when they
+    /// schedule or cancel. Handlers on ``TimerExecutor/loop`` run on the caller's loop thread,
+    /// inside `event_base_loop`; at most 4096 of them run before the loop
+    /// serves its other events. The base needs no locking (`evthread_use_pthreads()` is not
+    /// required): no other thread ever calls libevent on it for the service.
+    ///
+    /// - Parameters:
+    ///   - eventBase: The caller's `struct event_base *`, which stays the caller's. It must use
+    ///     epoll and have been built with `EVENT_BASE_FLAG_PRECISE_TIMER` (or with
+    ///     `EVENT_PRECISE_TIMER` set in the environment); without it libevent waits in whole
+    ///     milliseconds and reads a clock that moves in 1 to 4 ms steps.
+    ///   - configuration: ``Configuration/spinMargin`` applies (the spin runs on the caller's
+    ///     thread). ``Configuration/realtimePriority``, ``Configuration/cpuAffinity`` and
+    ///     ``Configuration/timerSlack`` describe a thread of the service's own and must be `nil`;
+    ///     ``Configuration/threadName`` is not used.
+    /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidEventBase`` for a
+    ///   `nil` base, a backend other than epoll, or a base without the precise timer (its
+    ///   ``PreciseTimerError/value`` says which); ``PreciseTimerError/Code/invalidConfiguration``
+    ///   for a thread option or a value out of range; ``PreciseTimerError/Code/systemFailure``
+    ///   when the `eventfd` cannot be created; ``PreciseTimerError/Code/libeventFailure`` when the
+    ///   events cannot be added (`event_assign`, `event_add`).
+    ///
+    /// - Important: The service calls libevent only on the thread that drives the base (the
+    ///   *loop thread*; if the base moves to another thread, the one that last ran a callback of
+    ///   the service counts):
+    ///   - Create the service on the loop thread, before it enters `event_base_loop` or from
+    ///     one of its callbacks.
+    ///   - Schedule, cancel, reschedule, pause and query from any thread: those take a lock
+    ///     and write the `eventfd`, never call libevent.
+    ///   - ``shutdown()`` on the loop thread (from a handler or another callback, or before or
+    ///     after the loop runs) takes the service's events off the base and frees them before it
+    ///     returns; from a ``TimerExecutor/loop`` handler, as that handler's callback returns to
+    ///     libevent. The base and its other events are left alone.
+    ///   - ``shutdown()`` on another thread while the loop runs wakes the loop and waits until
+    ///     the loop thread has taken the events off, as soon as its current callback returns.
+    ///   - Once ``shutdown()`` has returned, the service never touches the base again, and the
+    ///     caller may free it. The one exception: ``shutdown()`` on another thread while the
+    ///     loop does **not** run (not started yet, or already returned) cannot free the events
+    ///     without racing a loop that may start at any moment. It waits 2 seconds, then returns
+    ///     and leaves the events on the base, still allocated: the loop's next pass frees them.
+    ///     If the caller frees the base instead, libevent drops them, and the two events and the
+    ///     `eventfd` (about 300 bytes and one descriptor) are never freed. So once the loop has
+    ///     returned, shut the service down on the thread that ran it, before `event_base_free`.
+    ///   - Releasing the last reference to the service calls ``shutdown()``, on whichever thread
+    ///     that happens: the same rules apply.
+    public convenience init(eventBase: OpaquePointer?, configuration: Configuration = .init()) throws {
+        guard let eventBase else {
+            throw PreciseTimerError(.invalidEventBase, value: "nil (an event_base * is required)")
+        }
+        try configuration.validate()
+        try configuration.validateForCallersThread()
+        let waker = try EventFDWaker()
+        let core = TimerCore(doorbell: waker)
+        let engine = try LibeventEngine(core: core, waker: waker, eventBase: eventBase, configuration: configuration)
+        self.init(configuration: configuration, core: core, engine: engine)
+    }
+
+    private init(configuration: Configuration, core: TimerCore, engine: LibeventEngine) {
+        self.configuration = configuration
+        self.core = core
+        self.engine = engine
     }
 
     deinit {
@@ -214,22 +291,29 @@ public final class PreciseTimer: TimerService {
         return self.core.scheduledCount
     }
 
-    /// Cancels everything, releases every handler, stops the loop thread and frees libevent.
+    /// Cancels everything, releases every handler, stops the loop thread and frees libevent (on
+    /// a caller's base: takes the service's two events off it and frees them).
     ///
     /// Waits for the loop thread to exit, unless called on it (from a ``TimerExecutor/loop``
-    /// handler): then it returns at once and the thread exits when the handler returns.
-    /// Idempotent and safe to call from several threads at once.
+    /// handler): then it returns at once and the thread exits when the handler returns. On a
+    /// caller's base, see ``init(eventBase:configuration:)`` for what it waits for on which
+    /// thread. It does not wait for ``TimerExecutor/queue(_:)`` handlers already running:
+    /// ``shutdown(gracePeriod:)`` does. Idempotent and safe to call from several threads at once.
     public func shutdown() {
         // In a forked child there is no loop thread to wait for and the semaphore may be held.
         guard !self.isInherited else { return }
-        // Every caller but the loop thread waits for the thread to be gone, so `shutdown()`
-        // returning means no handler of ours runs any more, even when another thread (or the
-        // loop failing) closed the core first. The loop thread itself only asks the loop to stop
-        // (waiting for itself would deadlock), and only the first time.
+        // Every caller but the loop thread waits for libevent to be done with the service, so
+        // `shutdown()` returning means no `.loop` handler of ours runs any more, even when
+        // another thread (or the loop failing) closed the core first. The loop thread itself
+        // only asks (waiting for itself would deadlock).
         let first = self.core.close(.shutDown)
-        if first || !self.engine.isOnLoopThread {
-            self.engine.stop()
-        }
+        self.engine.stop()
         if first { self.configuration.logger.debug("Timer service shut down") }
+    }
+
+    /// Runs `body` once the service is shut down (or its engine failed), on the thread that
+    /// shuts it down, or at once if it already is. Keep `body` short.
+    package func notifyOnShutdown(_ body: @escaping @Sendable () -> Void) {
+        self.core.closeNotice.notify(body)
     }
 }

@@ -11,7 +11,7 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
             case invalidDelay, invalidInterval, emptyID, duplicateID, shutDown, libeventFailure
-            case systemFailure, invalidConfiguration
+            case systemFailure, invalidConfiguration, invalidEventBase
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -36,6 +36,10 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
         public static let systemFailure = Code(.systemFailure)
         /// A ``PreciseTimer/Configuration`` value is out of range.
         public static let invalidConfiguration = Code(.invalidConfiguration)
+        /// The `event_base` given to ``PreciseTimer/init(eventBase:configuration:)`` is `nil` or
+        /// cannot keep the service's precision (not epoll, or built without
+        /// `EVENT_BASE_FLAG_PRECISE_TIMER`); ``PreciseTimerError/value`` says why.
+        public static let invalidEventBase = Code(.invalidEventBase)
 
         /// The code's name, e.g. `"duplicateID"`.
         public var description: String { String(describing: self.value) }

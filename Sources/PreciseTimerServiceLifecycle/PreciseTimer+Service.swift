@@ -30,33 +30,38 @@ import Synchronization
 ///
 /// ## Handlers in flight
 ///
-/// When `run()` ends the service (``PreciseTimer/shutdown()``): no handler call begins after it;
-/// every pending timer is cancelled and its handler released; a ``TimerExecutor/loop`` handler
-/// that is running is waited for, since the loop thread is joined; a handler already running on a
-/// Dispatch queue (``TimerExecutor/queue(_:)``) may still be finishing when `run()` returns.
-/// Code that must see the last handler finish should wait for it itself (a `DispatchGroup`, or
-/// `.loop` handlers).
+/// When `run()` ends the service (``PreciseTimer/shutdown(gracePeriod:)``): no handler call
+/// begins after it; every pending timer is cancelled and its handler released; then `run()`
+/// waits for the handlers already running, a ``TimerExecutor/loop`` handler on the loop thread
+/// as well as ``TimerExecutor/queue(_:)`` handlers on their queues, for at most
+/// ``PreciseTimer/Configuration/shutdownGracePeriod`` (5 seconds by default). A handler that
+/// runs longer is left running; `run()` returns all the same, without throwing. Task
+/// cancellation (a group's escalation) does not shorten that wait: the grace period bounds it,
+/// so set it below the group's `maximumGracefulShutdownDuration`, or to `.zero` to return as soon
+/// as the timers are ended.
 extension PreciseTimer: Service {
-    /// Runs until graceful shutdown or until the task is cancelled, then shuts the service down
-    /// and returns.
+    /// Runs until graceful shutdown, task cancellation or a direct ``PreciseTimer/shutdown()``,
+    /// then shuts the service down and returns.
     ///
     /// The timers run from ``PreciseTimer/init(configuration:)`` on: `run()` only ties the
     /// service's end to the group's. Graceful shutdown and task cancellation end it the same way:
-    /// ``PreciseTimer/shutdown()`` (every timer ended, every handler released, the loop thread
-    /// joined), run on a thread of its own so that no thread of Swift concurrency's cooperative
-    /// pool waits for the join (it takes about 2 µs per pending timer). It never throws: a
+    /// ``PreciseTimer/shutdown(gracePeriod:)`` with the configuration's
+    /// ``PreciseTimer/Configuration/shutdownGracePeriod`` (every timer ended, every handler
+    /// released, the loop thread gone, and the handlers in flight given that long to return).
+    /// No thread of Swift concurrency's cooperative pool waits meanwhile. It never throws: a
     /// `ServiceGroup` sees a service that finished when told to.
     ///
-    /// Outside a `ServiceGroup` there is no graceful shutdown to wait for: `run()` returns when
-    /// its task is cancelled. A service shut down directly (``PreciseTimer/shutdown()``) keeps
-    /// `run()` waiting until one of those.
+    /// A service shut down directly (``PreciseTimer/shutdown()``, from anywhere, or ended by a
+    /// libevent failure) makes `run()` return too, after the same wait for handlers: to a
+    /// `ServiceGroup` that is a service that ended on its own, which by default ends the group.
     public func run() async {
-        await ShutdownSignal.wait()
-        await DetachedThread.run { self.shutdown() }
+        await ShutdownSignal.wait(for: self)
+        await self.shutdown(gracePeriod: self.configuration.shutdownGracePeriod)
     }
 }
 
-/// Waits for graceful shutdown or task cancellation, whichever comes first, race-free.
+/// Waits for graceful shutdown, task cancellation or the service's own shutdown, whichever
+/// comes first, race-free.
 ///
 /// Not `gracefulShutdown()`: in swift-service-lifecycle 2.13.0 its waiter sets its continuation
 /// inside an actor while the cancellation handler finishes it from a separate unstructured
@@ -70,8 +75,10 @@ private final class ShutdownSignal: Sendable {
 
     private let state = Mutex(State.waiting(nil))
 
-    static func wait() async {
+    static func wait(for timers: PreciseTimer) async {
         let signal = ShutdownSignal()
+        // Fires at once if the service is already shut down.
+        timers.notifyOnShutdown { signal.fire() }
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 await withCheckedContinuation { continuation in

@@ -28,6 +28,9 @@ struct PreciseStress: ParsableCommand {
     @Option(help: "Implementations to run: libevent, dispatch or both.")
     var implementation: Contestant = .both
 
+    @Option(help: "Instead of the stress run, time shutdown with this many pending timers.")
+    var measureShutdown: Int?
+
     enum Contestant: String, ExpressibleByArgument, CaseIterable {
         case libevent, dispatch, both
     }
@@ -39,6 +42,10 @@ struct PreciseStress: ParsableCommand {
     }
 
     func run() throws {
+        if let timers = self.measureShutdown {
+            print(try ShutdownRun(timers: timers).run())
+            return
+        }
         var failed = false
         let kinds: [Contestant] = self.implementation == .both ? [.libevent, .dispatch] : [self.implementation]
         for kind in kinds {

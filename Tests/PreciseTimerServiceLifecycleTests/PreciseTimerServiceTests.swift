@@ -2,6 +2,7 @@ import Dispatch
 import Logging
 import PreciseTimer
 import PreciseTimerServiceLifecycle
+import PreciseTimerTesting
 import ServiceLifecycle
 import ServiceLifecycleTestKit
 import Testing
@@ -126,6 +127,57 @@ struct PreciseTimerServiceTests {
         #expect(timers.scheduledCount == 0)
         #expect(probe.isReleased)
         #expect(schedulingFailsWithShutDown(timers))
+    }
+
+    @Test("run() returns after a direct shutdown(), from another thread or from a handler", arguments: [false, true])
+    func directShutdownEndsRun(fromHandler: Bool) async throws {
+        let timers = try PreciseTimer()
+        let fired = Events()
+        try timers.scheduleRepeating(id: "beat", every: .milliseconds(2)) { _ in fired.append("beat") }
+        let running = Task { await timers.run() }
+        #expect(await fired.wait { $0.count >= 2 })
+        if fromHandler {
+            try timers.schedule(id: "stop", after: .zero) { _ in timers.shutdown() }
+        } else {
+            // shutdown() joins the loop thread: a thread of its own, not this task's.
+            detachThread { timers.shutdown() }
+        }
+        #expect(await finishes(running, within: .seconds(60)))
+        #expect(schedulingFailsWithShutDown(timers))
+    }
+
+    @Test("run() already shut down returns at once")
+    func alreadyShutDown() async throws {
+        let timers = try PreciseTimer()
+        await timers.shutdown(gracePeriod: .seconds(60))
+        let running = Task { await timers.run() }
+        #expect(await finishes(running, within: .seconds(60)))
+    }
+
+    @Test("On graceful shutdown, run() waits for a .queue handler in flight before it returns")
+    func gracefulShutdownDrainsHandlers() async throws {
+        let timers = try PreciseTimer()
+        let events = Events()
+        let release = DispatchSemaphore(value: 0)
+        let queue = DispatchQueue(label: "PreciseTimerServiceTests.drain")
+        try timers.schedule(id: "slow", after: .zero, options: TimerOptions(executor: .queue(queue))) { _ in
+            events.append("handler started")
+            _ = release.wait(timeout: .now() + .seconds(30))
+            events.append("handler returned")
+        }
+        #expect(await events.wait { $0.contains("handler started") })
+        await testGracefulShutdown { trigger in
+            let running = Task {
+                await timers.run()
+                events.append("run returned")
+            }
+            trigger.triggerGracefulShutdown()
+            try? await Task.sleep(for: .milliseconds(50))
+            #expect(!events.values.contains("run returned"), "run() returned while a handler ran")
+            release.signal()
+            #expect(await finishes(running, within: .seconds(60)))
+        }
+        #expect(events.values == ["handler started", "handler returned", "run returned"])
     }
 
     /// A daemon's own service: on graceful shutdown it still uses the timer service (a last

@@ -50,6 +50,10 @@ package final class TimerCore: Sendable {
     private let hopsSynchronously: Bool
     /// Logging and metrics hooks, each called outside the locks.
     package let instruments: TimerInstruments
+    /// Queue hops whose call has begun and not yet returned (a shutdown waits for them).
+    package let inFlight = InFlightCalls()
+    /// Fires once the core closes.
+    package let closeNotice = CloseNotice()
 
     /// The number of shards: a power of two, at most 64 (one bit each in ``dirty``). 64 keeps a
     /// shard of a million timers at ~16 000 (its table and heap grow in well under a
@@ -284,6 +288,7 @@ package final class TimerCore: Sendable {
         guard let swept else { return false }
         for shard in swept { shard.release() }
         self.instruments.ended(swept.reduce(0) { $0 + $1.count })
+        self.closeNotice.fire()
         return true
     }
 
@@ -350,8 +355,16 @@ package final class TimerCore: Sendable {
 
     /// Runs a fire that hopped to its queue. Its call begins here, under the lock, so a cancel
     /// (or pause, or reschedule) that returned while the fire waited in the queue prevents it.
+    /// The call is counted in ``inFlight`` as it begins, under the same lock, so a close that
+    /// follows sees it.
     private func hop(_ fire: TimerRegistry.Fire) {
-        guard let call = self.shards[self.shard(for: fire.node.hash)].withLock({ $0.begin(fire) }) else { return }
+        let call = self.shards[self.shard(for: fire.node.hash)].withLock { registry -> TimerRegistry.Call? in
+            let call = registry.begin(fire)
+            if call != nil { self.inFlight.enter() }
+            return call
+        }
+        guard let call else { return }
+        defer { self.inFlight.leave() }
         self.invoke(call, for: fire, onLoop: false)
     }
 

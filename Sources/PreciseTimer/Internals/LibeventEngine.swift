@@ -3,13 +3,6 @@ import Dispatch
 import Glibc
 import Synchronization
 
-/// One libevent `event_base`, driven by one thread this object starts, running a ``TimerCore``.
-///
-/// Every libevent call happens on the loop thread (after `init` hands the base over), so the
-/// base is built with `EVENT_BASE_FLAG_NOLOCK` and never needs `evthread_use_pthreads()`. Two
-/// events live on it: the *alarm*, a timer event armed at the core's earliest deadline, and the
-/// *doorbell*, a read event on the ``EventFDWaker`` through which other threads ask the loop to
-/// look again.
 /// A libevent failure a test can make the engine see, since a real one cannot be provoked.
 package enum InjectedEngineFailure: UInt8, Sendable {
     case none
@@ -19,29 +12,58 @@ package enum InjectedEngineFailure: UInt8, Sendable {
     case loop
 }
 
+/// One libevent `event_base` running a ``TimerCore``: either a base of its own, driven by one
+/// thread this object starts, or a caller's base, driven by the caller's thread.
+///
+/// Every libevent call happens on the thread that drives the base (after `init`), so an own base
+/// is built with `EVENT_BASE_FLAG_NOLOCK` and never needs `evthread_use_pthreads()`, and a
+/// caller's base needs no locking either. Two events live on it: the *alarm*, a timer event
+/// armed at the core's earliest deadline, and the *doorbell*, a read event on the
+/// ``EventFDWaker`` through which other threads ask the loop to look again (or to let go).
+///
+/// On a caller's base (``init(core:waker:eventBase:configuration:)``) the engine never frees
+/// the base: ``detach()`` deletes and frees its two events, on the loop thread only.
 final class LibeventEngine: @unchecked Sendable {
-    // Invariant: `base`, `alarm` and `doorbell` are touched by `init` before the thread starts,
-    // then only on the loop thread, which frees them before it exits.
+    // Invariant: `base`, `alarm` and `doorbell` are touched by `init`, then only on the thread
+    // that drives the base: the engine's own loop thread, which frees them before it exits, or
+    // the caller's loop thread, which deletes and frees the two events in `detach()`.
     private let base: OpaquePointer
     private let alarm: OpaquePointer
     private let doorbell: OpaquePointer
+    /// Whether the base is the caller's: no thread of ours; the events are taken off it by
+    /// ``detach()`` and the base is left alone.
+    let borrowsBase: Bool
     private let core: TimerCore
     private let waker: EventFDWaker
     private let spinMargin: Int64
     private let threadName: String
     private let timerSlack: Int64?
-    /// `pthread_self()` of the loop thread once it runs; 0 before.
+    /// `pthread_self()` of the thread that drives the base: the own loop thread once it runs (0
+    /// before); on a caller's base, the thread that called `init`, then the one that last ran a
+    /// callback of ours.
     private let loopThread = Atomic<UInt>(0)
-    private let finished = DispatchGroup()
+    /// Entered while libevent may still call the engine: while the own loop thread runs, or while
+    /// the events are on the caller's base. Empty once libevent is done with the service.
+    let finished = DispatchGroup()
+    /// Whether the thread that drives the base is inside one of our callbacks (read meaningfully
+    /// only by that thread: a shutdown from a `.loop` handler leaves the freeing to the callback).
+    private let inCallback = Atomic<Bool>(false)
+    /// A caller's base: whether the two events are still on it.
+    private let attached = Atomic<Bool>(false)
     /// Test seam: the libevent failure to pretend at the next chance (see ``InjectedEngineFailure``).
     private let injected = Atomic<UInt8>(InjectedEngineFailure.none.rawValue)
-
 
     /// Below this, the alarm callback spins instead of re-arming: libevent works in whole
     /// microseconds and a re-arm costs an epoll round trip. The alarm is also armed this much
     /// early, which makes up for libevent's rounding to microseconds (up to ~2 µs late
     /// otherwise); the kernel's wake-up latency is far longer, so in practice nothing spins.
     private static let minimumSpin: Int64 = 2_000
+
+    /// How long a ``stop()`` from another thread waits for a caller's loop to take the events off
+    /// its base. A running loop does it as soon as its current callback returns; a loop that does
+    /// not run (stopped, or not yet started) never does, and then the events stay on the base,
+    /// still allocated, until it runs again (see ``PreciseTimer/init(eventBase:configuration:)``).
+    static let detachBound: DispatchTimeInterval = .seconds(2)
 
     /// Builds the base and starts the loop thread.
     ///
@@ -74,21 +96,11 @@ final class LibeventEngine: @unchecked Sendable {
         }
         let eventSize = event_get_struct_event_size()
         self.base = base
+        self.borrowsBase = false
         self.alarm = Self.allocateEvent(size: eventSize)
         self.doorbell = Self.allocateEvent(size: eventSize)
 
-        // Events get the engine unretained: the loop thread holds +1 on it for as long as
-        // event_base_loop runs, and callbacks run only inside event_base_loop.
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        var rc = CLibevent_evtimer_assign(self.alarm, base, alarmCallback, context)
-        if rc == 0 {
-            rc = event_assign(
-                self.doorbell, base, waker.fd, Int16(CLibevent_EV_READ() | CLibevent_EV_PERSIST()),
-                doorbellCallback, context)
-        }
-        if rc == 0 {
-            rc = event_add(self.doorbell, nil)
-        }
+        let rc = self.addEvents()
         guard rc == 0 else {
             self.freeLibevent()
             throw PreciseTimerError(.libeventFailure, function: "event_assign/event_add", returnCode: rc)
@@ -99,6 +111,114 @@ final class LibeventEngine: @unchecked Sendable {
             self.freeLibevent()
             throw error
         }
+    }
+
+    /// Puts the service's two events on a caller's base and starts no thread: the caller's loop
+    /// runs the timers. Call it on the thread that drives the base.
+    ///
+    /// - Throws: ``PreciseTimerError/Code/invalidEventBase`` for a base that cannot keep the
+    ///   service's precision (see ``checkPrecision(of:)``);
+    ///   ``PreciseTimerError/Code/libeventFailure`` when the events cannot be added.
+    init(
+        core: TimerCore, waker: EventFDWaker, eventBase base: OpaquePointer,
+        configuration: PreciseTimer.Configuration
+    ) throws(PreciseTimerError) {
+        try Self.checkPrecision(of: base)
+        self.core = core
+        self.waker = waker
+        self.spinMargin = configuration.spinMargin.timerNanoseconds ?? 0
+        self.threadName = configuration.threadName
+        self.timerSlack = nil
+        self.base = base
+        self.borrowsBase = true
+        let eventSize = event_get_struct_event_size()
+        self.alarm = Self.allocateEvent(size: eventSize)
+        self.doorbell = Self.allocateEvent(size: eventSize)
+        self.loopThread.store(UInt(pthread_self()), ordering: .releasing)
+
+        let rc = self.addEvents()
+        guard rc == 0 else {
+            self.freeEvents()
+            throw PreciseTimerError(.libeventFailure, function: "event_assign/event_add", returnCode: rc)
+        }
+        // The events hold +1 on the engine while they are on the caller's base, since its loop
+        // may call them after the service is gone (a shutdown from another thread that found the
+        // loop not running). Taken once both are on the base; released exactly once, by `detach()`.
+        _ = Unmanaged.passRetained(self)
+        self.attached.store(true, ordering: .releasing)
+        self.finished.enter()
+        // The loop's first pass serves the doorbell, which tells which thread drives the base.
+        waker.wake()
+    }
+
+    /// Assigns both events and adds the doorbell; libevent's return code.
+    private func addEvents() -> Int32 {
+        // Events get the engine unretained. Own base: the loop thread holds +1 on it for as long
+        // as event_base_loop runs, and callbacks run only inside it. A caller's base: the events'
+        // own +1 (see `init(core:waker:eventBase:configuration:)`).
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var rc = CLibevent_evtimer_assign(self.alarm, self.base, alarmCallback, context)
+        if rc == 0 {
+            rc = event_assign(
+                self.doorbell, self.base, self.waker.fd, Int16(CLibevent_EV_READ() | CLibevent_EV_PERSIST()),
+                doorbellCallback, context)
+        }
+        if rc == 0 {
+            rc = event_add(self.doorbell, nil)
+        }
+        return rc
+    }
+
+    /// Refuses a caller's base that cannot keep the service's precision: a backend other than
+    /// epoll (poll and select have no timerfd), or a base built without
+    /// `EVENT_BASE_FLAG_PRECISE_TIMER` (epoll then waits in whole milliseconds and libevent reads
+    /// the coarse clock, which moves in 1 to 4 ms steps).
+    ///
+    /// libevent 2.1 has no `event_base_get_flags`; the flag shows in the clock the base reads
+    /// (`event_gettime_monotonic`): `CLOCK_MONOTONIC` with it, `CLOCK_MONOTONIC_COARSE` without
+    /// (libevent's `evutil_configure_monotonic_time_`; the `EVENT_PRECISE_TIMER` environment
+    /// variable sets the flag too). Read between two reads of `CLOCK_MONOTONIC`, the precise clock
+    /// always lies between them; the coarse one holds the last kernel tick, so over 20 µs of
+    /// back-to-back samples (less than one tick) it falls behind the earlier read at least once.
+    private static func checkPrecision(of base: OpaquePointer) throws(PreciseTimerError) {
+        let method = event_base_get_method(base).map { String(cString: $0) } ?? "unknown"
+        guard method == "epoll" else {
+            throw PreciseTimerError(
+                .invalidEventBase,
+                value: "the base uses \(method), not epoll: no timerfd, so timers would wait in whole milliseconds",
+                function: "event_base_get_method")
+        }
+        func microseconds() -> Int64 {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
+        }
+        for _ in 0..<1_000 {
+            let first = microseconds()
+            var last = first
+            while last - first < 20 {
+                let before = microseconds()
+                var time = timeval()
+                let rc = event_gettime_monotonic(base, &time)
+                guard rc == 0 else {
+                    throw PreciseTimerError(.libeventFailure, function: "event_gettime_monotonic", returnCode: rc)
+                }
+                last = microseconds()
+                let read = Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_usec)
+                guard read >= before, read <= last else {
+                    throw PreciseTimerError(
+                        .invalidEventBase,
+                        value: "the base was built without EVENT_BASE_FLAG_PRECISE_TIMER: it reads the coarse "
+                            + "clock and waits in whole milliseconds",
+                        function: "event_gettime_monotonic")
+                }
+            }
+            // A sample taken after a preemption longer than a tick could match a coarse clock.
+            if last - first < 500 { return }
+        }
+        throw PreciseTimerError(
+            .invalidEventBase, value: "the base's clock could not be told apart from the coarse clock",
+            function: "event_gettime_monotonic")
     }
 
     /// What `event_base_new_with_config` opens: the epoll descriptor, the precise timer's
@@ -181,11 +301,32 @@ final class LibeventEngine: @unchecked Sendable {
     }
 
     private func freeLibevent() {
+        self.freeEvents()
+        event_base_free(self.base)
+    }
+
+    private func freeEvents() {
         event_del(self.alarm)
         event_del(self.doorbell)
-        event_base_free(self.base)
         UnsafeMutableRawPointer(self.alarm).deallocate()
         UnsafeMutableRawPointer(self.doorbell).deallocate()
+    }
+
+    /// Takes the two events off the caller's base and frees them, then gives back their +1 on
+    /// the engine. Loop thread only, once the core is closed; idempotent.
+    private func detach() {
+        guard self.attached.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        self.freeEvents()
+        self.finished.leave()
+        // Balances the passRetained in `init(core:waker:eventBase:configuration:)`. Whoever
+        // called in holds a reference of its own across this call (the trampoline, or the
+        // service in `stop()`), so the engine outlives this method.
+        Unmanaged.passUnretained(self).release()
+    }
+
+    /// Whether libevent is done with the service (see ``finished``); never blocks.
+    var hasStopped: Bool {
+        self.finished.wait(timeout: .now()) == .success
     }
 
     /// Whether the caller is the loop thread.
@@ -193,24 +334,67 @@ final class LibeventEngine: @unchecked Sendable {
         self.loopThread.load(ordering: .acquiring) == UInt(pthread_self())
     }
 
-    /// Makes the loop exit (the core must be shut down first) and, unless called from the loop
-    /// thread itself, waits until it has freed libevent.
+    /// Asks libevent to let go of the service (the core must be shut down first) and returns at
+    /// once. Own base: the loop thread breaks its loop and frees libevent. A caller's base: the
+    /// events are taken off it here when called on the loop thread outside our callbacks, when
+    /// the callback returns when called from one (a `.loop` handler), and otherwise by the loop
+    /// thread when it serves the doorbell.
+    func requestStop() {
+        if self.borrowsBase, self.isOnLoopThread, !self.inCallback.load(ordering: .relaxed) {
+            self.detach()
+        } else {
+            self.waker.wake()
+        }
+    }
+
+    /// ``requestStop()``, then, unless called on the loop thread, waits until libevent is done
+    /// with the service: for the own loop thread to have freed libevent, or for the caller's
+    /// loop to have taken the events off its base, at most ``detachBound``.
     func stop() {
-        self.waker.wake()
-        if !self.isOnLoopThread {
+        self.requestStop()
+        guard !self.isOnLoopThread else { return }
+        if self.borrowsBase {
+            _ = self.finished.wait(timeout: .now() + Self.detachBound)
+        } else {
             self.finished.wait()
         }
     }
 
     // MARK: Callbacks (loop thread)
 
+    fileprivate func alarmFired() {
+        self.enterCallback()
+        defer { self.leaveCallback() }
+        self.runTimers()
+    }
+
     fileprivate func doorbellRang() {
+        self.enterCallback()
+        defer { self.leaveCallback() }
         self.waker.drain()
-        if self.core.isClosed || self.injected.load(ordering: .relaxed) == InjectedEngineFailure.loop.rawValue {
+        if self.core.isClosed {
+            if !self.borrowsBase { event_base_loopbreak(self.base) }
+            return
+        }
+        if !self.borrowsBase, self.injected.load(ordering: .relaxed) == InjectedEngineFailure.loop.rawValue {
             event_base_loopbreak(self.base)
             return
         }
         self.runTimers()
+    }
+
+    private func enterCallback() {
+        guard self.borrowsBase else { return }
+        self.loopThread.store(UInt(pthread_self()), ordering: .releasing)
+        self.inCallback.store(true, ordering: .relaxed)
+    }
+
+    /// A caller's base: once the core is closed (a shutdown, from a handler or from another
+    /// thread, or a failure), the events come off the base as the callback ends.
+    private func leaveCallback() {
+        guard self.borrowsBase else { return }
+        self.inCallback.store(false, ordering: .relaxed)
+        if self.core.isClosed { self.detach() }
     }
 
     /// Runs what is due, then arms the alarm for the next deadline; spins through the last
@@ -257,12 +441,16 @@ final class LibeventEngine: @unchecked Sendable {
 
     private func arm(in nanoseconds: Int64) {
         var timeout = timeval(roundingUp: .nanoseconds(nanoseconds))
+        // A caller's base caches the time at each pass of its loop: without a fresh read, a
+        // timeout added after a long handler would count from the start of the pass.
+        if self.borrowsBase { _ = event_base_update_cache_time(self.base) }
         var rc = CLibevent_evtimer_add(self.alarm, &timeout)
         if self.takeInjected(.alarmAdd) { rc = -1 }
         if rc != 0 {
             // No alarm means no timer would ever fire again: end them all, loudly.
             self.fail(function: "event_add", returnCode: rc)
-            event_base_loopbreak(self.base)
+            // A caller's loop is not ours to break: our events come off it as the callback ends.
+            if !self.borrowsBase { event_base_loopbreak(self.base) }
         }
     }
 
@@ -286,14 +474,18 @@ final class LibeventEngine: @unchecked Sendable {
     }
 }
 
-// One trampoline per callback kind; `arg` is the engine, unretained (see `init`).
+// One trampoline per callback kind; `arg` is the engine, unretained (see `addEvents`). The
+// local reference keeps it alive through the call, in which `detach()` may give back the +1
+// that the events hold on a caller's base.
 
 private func alarmCallback(_: Int32, _: Int16, _ arg: UnsafeMutableRawPointer?) {
-    Unmanaged<LibeventEngine>.fromOpaque(arg!).takeUnretainedValue().runTimers()
+    let engine = Unmanaged<LibeventEngine>.fromOpaque(arg!).takeUnretainedValue()
+    withExtendedLifetime(engine) { engine.alarmFired() }
 }
 
 private func doorbellCallback(_: Int32, _: Int16, _ arg: UnsafeMutableRawPointer?) {
-    Unmanaged<LibeventEngine>.fromOpaque(arg!).takeUnretainedValue().doorbellRang()
+    let engine = Unmanaged<LibeventEngine>.fromOpaque(arg!).takeUnretainedValue()
+    withExtendedLifetime(engine) { engine.doorbellRang() }
 }
 
 private func loopThreadMain(_ arg: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {

@@ -1,0 +1,107 @@
+import Dispatch
+
+extension PreciseTimer {
+    /// Shuts the service down like ``shutdown()``, then waits until every handler call in
+    /// flight has returned, for at most `gracePeriod`, without blocking a thread.
+    ///
+    /// ```swift
+    /// if await !timers.shutdown(gracePeriod: .seconds(5)) {
+    ///     logger.warning("timer handlers still running 5 s after shutdown")
+    /// }
+    /// ```
+    ///
+    /// In order:
+    /// 1. Every timer ends and every pending handler is released, on the calling thread, and
+    ///    every later `schedule` throws ``PreciseTimerError/Code/shutDown``. No handler call
+    ///    begins after this: a ``TimerExecutor/queue(_:)`` fire still waiting in its queue is
+    ///    dropped there without calling its handler.
+    /// 2. The engine is asked to stop: its loop thread exits; on a caller's base
+    ///    (``init(eventBase:configuration:)``) the service's events come off the base as they
+    ///    do for ``shutdown()``.
+    /// 3. It waits until the loop thread is gone (so no ``TimerExecutor/loop`` handler runs; on
+    ///    a caller's base, until the events are off it, at least as long as ``shutdown()``
+    ///    would wait there), then until every ``TimerExecutor/queue(_:)`` handler call that had
+    ///    begun has returned.
+    ///
+    /// A handler still running at the end of the grace period keeps running; the service is
+    /// shut down all the same, and its handler is released when that call returns.
+    ///
+    /// - Parameter gracePeriod: The longest wait, counted from the call. `.zero` (or less)
+    ///   waits for nothing and reports whether anything was still running.
+    /// - Returns: `true` if no handler of the service was running any more when it returned;
+    ///   `false` if one still was after `gracePeriod`. A timeout is not an error: the service is
+    ///   shut down either way, and the result only says whether its handlers drained.
+    ///
+    /// - Important: It suspends instead of blocking, so any task may call it, including one on
+    ///   Swift concurrency's cooperative pool; the waiting is done by Dispatch notifications and
+    ///   a Dispatch timer. Task cancellation does not cut the wait short: `gracePeriod` bounds it.
+    ///   A ``TimerExecutor/queue(_:)`` handler that waits for this call to return waits for its
+    ///   own call: it gets `false` after the grace period.
+    @discardableResult
+    public func shutdown(gracePeriod: Duration) async -> Bool {
+        // In a forked child no handler of this service runs (see Fork safety).
+        guard !self.isInherited else { return true }
+        let nanoseconds = min(max(gracePeriod, .zero), PreciseTimer.maximumDuration).timerNanoseconds ?? 0
+        let deadline = DispatchTime.now() + .nanoseconds(Int(nanoseconds))
+        self.core.close(.shutDown)
+        self.engine.requestStop()
+
+        let engine = self.engine
+        // On a caller's base, returning before the events are off it would leave them there
+        // for longer than the plain shutdown() does: give the loop the same bound.
+        let engineDeadline =
+            engine.borrowsBase ? max(deadline, DispatchTime.now() + LibeventEngine.detachBound) : deadline
+        let stopped = await DeadlineWait.wait(until: engineDeadline, isDone: { engine.hasStopped }) { done in
+            engine.finished.notify(queue: DispatchQueue.global(), execute: done)
+        }
+        guard stopped else { return false }
+        let inFlight = self.core.inFlight
+        return await DeadlineWait.wait(until: deadline, isDone: { inFlight.isEmpty }) { done in
+            inFlight.notify(queue: DispatchQueue.global(), done)
+        }
+    }
+}
+
+/// Waits for a Dispatch notification or a deadline, whichever comes first, suspending the task
+/// instead of blocking its thread.
+private enum DeadlineWait {
+    /// - Parameters:
+    ///   - isDone: Whether the wait is already over (checked first, so a past deadline does not
+    ///     race a notification that is already due).
+    ///   - register: Asks for `done` to be called once the wait is over.
+    /// - Returns: `true` if the notification came first.
+    static func wait(
+        until deadline: DispatchTime, isDone: () -> Bool,
+        register: (@escaping @Sendable () -> Void) -> Void
+    ) async -> Bool {
+        if isDone() { return true }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let outcome = Outcome(continuation, timer: timer)
+            timer.setEventHandler { outcome.resume(false) }
+            timer.schedule(deadline: deadline)
+            timer.activate()
+            register { outcome.resume(true) }
+        }
+    }
+
+    /// Resumes the continuation exactly once, with whichever result comes first, and cancels
+    /// the timer (which releases its handler, and so this object).
+    private final class Outcome: Sendable {
+        private let state: SemaphoreGuarded<(CheckedContinuation<Bool, Never>, any DispatchSourceTimer)?>
+
+        init(_ continuation: CheckedContinuation<Bool, Never>, timer: any DispatchSourceTimer) {
+            self.state = SemaphoreGuarded((continuation, timer))
+        }
+
+        func resume(_ result: Bool) {
+            let state = self.state.withLock { state in
+                defer { state = nil }
+                return state
+            }
+            guard let (continuation, timer) = state else { return }
+            timer.cancel()
+            continuation.resume(returning: result)
+        }
+    }
+}
