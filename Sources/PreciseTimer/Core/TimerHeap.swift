@@ -49,6 +49,15 @@ package struct TimerHeap {
         return UInt(bitPattern: node.toOpaque())
     }
 
+    /// The number of slots (in use or free).
+    package var slotCount: Int { self.nodes.count }
+
+    /// The node in `slot`, if the slot is in use.
+    @inline(__always)
+    package func node(atSlot slot: Int) -> TimerNode? {
+        slot < self.nodes.count ? self.nodes[slot]?.takeUnretainedValue() : nil
+    }
+
     /// Adds `node` at its current deadline and sequence.
     package mutating func insert(_ node: TimerNode) {
         let slot: Int32
