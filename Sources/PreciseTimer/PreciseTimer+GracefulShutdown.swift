@@ -43,7 +43,7 @@ extension PreciseTimer {
         guard !self.isInherited else { return true }
         let nanoseconds = min(max(gracePeriod, .zero), PreciseTimer.maximumDuration).timerNanoseconds ?? 0
         let deadline = DispatchTime.now() + .nanoseconds(Int(nanoseconds))
-        self.core.close(.shutDown)
+        self.closeCore()
         self.engine.requestStop()
 
         let engine = self.engine

@@ -306,9 +306,16 @@ public final class PreciseTimer: TimerService {
         // `shutdown()` returning means no `.loop` handler of ours runs any more, even when
         // another thread (or the loop failing) closed the core first. The loop thread itself
         // only asks (waiting for itself would deadlock).
-        let first = self.core.close(.shutDown)
+        self.closeCore()
         self.engine.stop()
-        if first { self.configuration.logger.debug("Timer service shut down") }
+    }
+
+    /// Ends every timer and refuses new ones; the first time, logs the shutdown (both forms of
+    /// shutdown come through here).
+    func closeCore() {
+        if self.core.close(.shutDown) {
+            self.configuration.logger.debug("Timer service shut down")
+        }
     }
 
     /// Runs `body` once the service is shut down (or its engine failed), on the thread that

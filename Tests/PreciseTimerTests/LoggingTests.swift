@@ -145,6 +145,16 @@ struct LoggingTests {
         #expect(handler.entries.last?.message.description == "Timer service shut down")
     }
 
+    @Test("the async shutdown logs the shutdown too, once, however the two forms are mixed")
+    func asyncShutdownLogged() async throws {
+        let (logger, handler) = Self.memoryLogger()
+        let timers = try PreciseTimer(configuration: .init(threadName: "log-test", logger: logger))
+        #expect(await timers.shutdown(gracePeriod: .seconds(5)))
+        timers.shutdown()
+        #expect(await timers.shutdown(gracePeriod: .seconds(5)))
+        #expect(handler.entries.map(\.message.description) == ["Timer service started", "Timer service shut down"])
+    }
+
     @Test("at info, a normal run (schedule, fire, cancel, shutdown) logs nothing")
     func quietAtInfo() async throws {
         let (logger, handler) = Self.memoryLogger(level: .info)

@@ -72,9 +72,15 @@ struct DaemonCommand: AsyncParsableCommand {
         // The sessions get a service of their own, a lane: a bulk expiry runs tens of thousands
         // of handlers back to back on its loop thread, and a heartbeat sharing that thread waits
         // for all of them.
-        let sessionsLane = try PreciseTimer(configuration: .init(threadName: "sessions"))
+        // Each lane logs through the daemon's handler (start and stop at debug, a stalled
+        // handler as a warning, engine failures as errors), under a label of its own.
+        let sessionsLane = try PreciseTimer(
+            configuration: .init(threadName: "sessions", logger: Logger(label: "example-daemon.timers.sessions")))
         let heartbeatLane =
-            self.singleLane ? sessionsLane : try PreciseTimer(configuration: .init(threadName: "heartbeat"))
+            self.singleLane
+            ? sessionsLane
+            : try PreciseTimer(
+                configuration: .init(threadName: "heartbeat", logger: Logger(label: "example-daemon.timers.heartbeat")))
 
         let store = SessionStore(count: self.sessions, expiry: self.expiry, lane: sessionsLane)
         let heartbeat = Heartbeat(interval: self.heartbeat)
