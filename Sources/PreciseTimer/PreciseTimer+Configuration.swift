@@ -61,7 +61,14 @@ extension PreciseTimer {
         public var metrics: (any TimerMetricsRecorder)?
         /// How long the service-lifecycle adapter's `run()` waits for handlers still running
         /// when it shuts the service down (``PreciseTimer/shutdown(gracePeriod:)``). 5 seconds by
-        /// default; not negative.
+        /// default; not negative (``PreciseTimerError/Code/invalidConfiguration``); `.zero`
+        /// waits for nothing.
+        ///
+        /// Task cancellation does not shorten the wait, so a `ServiceGroup` whose
+        /// `maximumGracefulShutdownDuration` runs out still waits up to this long for the
+        /// timers: keep the sum of the two below the service manager's stop timeout, and a group's
+        /// `maximumCancellationDuration`, if set, above this. Not an initializer argument: set
+        /// the property on a configuration before creating the service.
         public var shutdownGracePeriod: Duration = .seconds(5)
 
         /// Creates a configuration.
