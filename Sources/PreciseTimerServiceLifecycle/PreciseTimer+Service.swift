@@ -31,7 +31,7 @@ import Synchronization
 /// ## Handlers in flight
 ///
 /// When `run()` ends the service (``PreciseTimer/shutdown(gracePeriod:)``): no handler call
-/// begins after it; every pending timer is cancelled and its handler released; then `run()`
+/// begins after it; every pending timer is ended and its handler released; then `run()`
 /// waits for the handlers already running, a ``TimerExecutor/loop`` handler on the loop thread
 /// as well as ``TimerExecutor/queue(_:)`` handlers on their queues, for at most
 /// ``PreciseTimer/Configuration/shutdownGracePeriod`` (5 seconds by default). A handler that
