@@ -67,9 +67,8 @@ extension PreciseTimer {
         /// Task cancellation does not shorten the wait, so a `ServiceGroup` whose
         /// `maximumGracefulShutdownDuration` runs out still waits up to this long for the
         /// timers: keep the sum of the two below the service manager's stop timeout, and a group's
-        /// `maximumCancellationDuration`, if set, above this. Not an initializer argument: set
-        /// the property on a configuration before creating the service.
-        public var shutdownGracePeriod: Duration = .seconds(5)
+        /// `maximumCancellationDuration`, if set, above this.
+        public var shutdownGracePeriod: Duration
 
         /// Creates a configuration.
         /// - Parameters:
@@ -81,11 +80,14 @@ extension PreciseTimer {
         ///   - logger: Where the service logs; by default nowhere.
         ///   - stallThreshold: How long a `.loop` handler may run before a warning; greater than zero.
         ///   - metrics: Where the service records metrics, or `nil` for none.
+        ///   - shutdownGracePeriod: How long the service-lifecycle `run()` waits for handlers still
+        ///     running when it shuts the service down; not negative.
         public init(
             threadName: String = "PreciseTimer", spinMargin: Duration = .zero,
             realtimePriority: Int32? = nil, cpuAffinity: Int? = nil, timerSlack: Duration? = nil,
             logger: Logger = Logger(label: "PreciseTimer", factory: { _ in SwiftLogNoOpLogHandler() }),
-            stallThreshold: Duration = .milliseconds(1), metrics: (any TimerMetricsRecorder)? = nil
+            stallThreshold: Duration = .milliseconds(1), metrics: (any TimerMetricsRecorder)? = nil,
+            shutdownGracePeriod: Duration = .seconds(5)
         ) {
             self.threadName = threadName
             self.spinMargin = spinMargin
@@ -95,6 +97,7 @@ extension PreciseTimer {
             self.logger = logger
             self.stallThreshold = stallThreshold
             self.metrics = metrics
+            self.shutdownGracePeriod = shutdownGracePeriod
         }
 
         func validate() throws(PreciseTimerError) {

@@ -77,14 +77,12 @@ public final class PreciseTimer: TimerService {
     ///   value out of range, ``PreciseTimerError/Code/systemFailure`` when the `eventfd` or the
     ///   thread cannot be created (out of file descriptors, `SCHED_FIFO` not permitted), or
     ///   ``PreciseTimerError/Code/libeventFailure`` when libevent cannot build its base.
-    public init(configuration: Configuration = .init()) throws {
+    public convenience init(configuration: Configuration = .init()) throws {
         try configuration.validate()
         let waker = try EventFDWaker()
         let core = TimerCore(doorbell: waker, instruments: TimerInstruments(configuration))
-        self.configuration = configuration
-        self.core = core
-        self.engine = try LibeventEngine(core: core, waker: waker, configuration: configuration)
-        configuration.logger.debug("Timer service started", metadata: ["timer.thread": "\(configuration.threadName)"])
+        let engine = try LibeventEngine(core: core, waker: waker, configuration: configuration)
+        self.init(configuration: configuration, core: core, engine: engine, thread: configuration.threadName)
     }
 
     /// Creates the service on a libevent base the caller already runs, for daemons built on
@@ -152,15 +150,18 @@ public final class PreciseTimer: TimerService {
         try configuration.validate()
         try configuration.validateForCallersThread()
         let waker = try EventFDWaker()
-        let core = TimerCore(doorbell: waker)
+        // The same logging and metrics as on a thread of its own: the configuration's instruments.
+        let core = TimerCore(doorbell: waker, instruments: TimerInstruments(configuration))
         let engine = try LibeventEngine(core: core, waker: waker, eventBase: eventBase, configuration: configuration)
-        self.init(configuration: configuration, core: core, engine: engine)
+        self.init(configuration: configuration, core: core, engine: engine, thread: "caller's event_base")
     }
 
-    private init(configuration: Configuration, core: TimerCore, engine: LibeventEngine) {
+    /// Both public initializers end here, once the engine runs.
+    private init(configuration: Configuration, core: TimerCore, engine: LibeventEngine, thread: String) {
         self.configuration = configuration
         self.core = core
         self.engine = engine
+        configuration.logger.debug("Timer service started", metadata: ["timer.thread": "\(thread)"])
     }
 
     deinit {

@@ -1,3 +1,4 @@
+import Logging
 import PreciseTimer
 import ServiceLifecycle
 import Synchronization
@@ -56,7 +57,13 @@ extension PreciseTimer: Service {
     /// `ServiceGroup` that is a service that ended on its own, which by default ends the group.
     public func run() async {
         await ShutdownSignal.wait(for: self)
-        await self.shutdown(gracePeriod: self.configuration.shutdownGracePeriod)
+        let gracePeriod = self.configuration.shutdownGracePeriod
+        if await !self.shutdown(gracePeriod: gracePeriod) {
+            // The group goes on stopping; an operator should know a handler outlived the bound.
+            self.configuration.logger.warning(
+                "Timer handlers still running after the shutdown grace period",
+                metadata: ["timer.grace_period": "\(gracePeriod)"])
+        }
     }
 }
 

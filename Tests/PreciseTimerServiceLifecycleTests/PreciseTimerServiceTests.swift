@@ -1,4 +1,5 @@
 import Dispatch
+import InMemoryLogging
 import Logging
 import PreciseTimer
 import PreciseTimerServiceLifecycle
@@ -178,6 +179,30 @@ struct PreciseTimerServiceTests {
             #expect(await finishes(running, within: .seconds(60)))
         }
         #expect(events.values == ["handler started", "handler returned", "run returned"])
+    }
+
+    @Test("A handler still running when the grace period ends: run() logs a warning and returns")
+    func gracePeriodExceededIsLogged() async throws {
+        let handler = InMemoryLogHandler()
+        let logger = Logger(label: "test", factory: { _ in handler })
+        let timers = try PreciseTimer(
+            configuration: .init(logger: logger, shutdownGracePeriod: .milliseconds(20)))
+        let events = Events()
+        let release = DispatchSemaphore(value: 0)
+        let queue = DispatchQueue(label: "PreciseTimerServiceTests.overrun")
+        try timers.schedule(id: "stuck", after: .zero, options: TimerOptions(executor: .queue(queue))) { _ in
+            events.append("handler started")
+            _ = release.wait(timeout: .now() + .seconds(30))
+        }
+        #expect(await events.wait { $0.contains("handler started") })
+        await testGracefulShutdown { trigger in
+            let running = Task { await timers.run() }
+            trigger.triggerGracefulShutdown()
+            #expect(await finishes(running, within: .seconds(60)), "run() waits no longer than the grace period")
+        }
+        release.signal()
+        let warnings = handler.entries.filter { $0.level == .warning }
+        #expect(warnings.map(\.message.description) == ["Timer handlers still running after the shutdown grace period"])
     }
 
     /// A daemon's own service: on graceful shutdown it still uses the timer service (a last

@@ -1,5 +1,7 @@
 import CLibevent
 import Glibc
+import InMemoryLogging
+import Logging
 import PreciseTimer
 import PreciseTimerTesting
 import Testing
@@ -8,6 +10,27 @@ import Testing
 @Suite("A caller's event_base")
 struct CallerBaseTests {
     private static func byte(_ character: Unicode.Scalar) -> UInt8 { UInt8(ascii: character) }
+
+    /// An epoll base with `EVENT_BASE_FLAG_PRECISE_TIMER`, as a daemon would build it.
+    private static func preciseBase() -> OpaquePointer {
+        let config = event_config_new()!
+        defer { event_config_free(config) }
+        event_config_set_flag(config, CLibevent_EVENT_BASE_FLAG_PRECISE_TIMER())
+        return event_base_new_with_config(config)!
+    }
+
+    @Test("a service on a caller's base logs through its configured logger, as one on its own thread does")
+    func logsOnCallersBase() throws {
+        let handler = InMemoryLogHandler()
+        var logger = Logger(label: "test", factory: { _ in handler })
+        logger.logLevel = .debug
+        let base = Self.preciseBase()
+        defer { event_base_free(base) }
+        let timers = try PreciseTimer(eventBase: base, configuration: .init(logger: logger))
+        timers.shutdown()  // On this thread, the base's (its loop never ran): the events go at once.
+        #expect(handler.entries.map(\.message.description) == ["Timer service started", "Timer service shut down"])
+        #expect(handler.entries.first?.metadata["timer.thread"] == "caller's event_base")
+    }
 
     @Test(
         "timers and a socketpair read event on one caller-owned base are served in order, and shutdown leaves the I/O event working"
@@ -266,10 +289,7 @@ struct CallerBaseTests {
         #expect(notEpoll?.code == .invalidEventBase)
         #expect(notEpoll?.value?.contains("not epoll") == true)
 
-        let precise = event_config_new()!
-        event_config_set_flag(precise, CLibevent_EVENT_BASE_FLAG_PRECISE_TIMER())
-        let base = event_base_new_with_config(precise)!
-        event_config_free(precise)
+        let base = Self.preciseBase()
         defer { event_base_free(base) }
         for configuration in [
             PreciseTimer.Configuration(realtimePriority: 10), .init(cpuAffinity: 0),
