@@ -1,8 +1,9 @@
 import Dispatch
 import Synchronization
 
-/// The scheduling logic shared by ``PreciseTimer``, the virtual-time test service and the tests'
-/// manual driver: the semaphore-guarded ``TimerRegistry``, and running what it says is due.
+/// The scheduling logic shared by ``PreciseTimer``, `DispatchReferenceTimer`, the
+/// virtual-time test service and the tests' manual driver: the registry, sharded into
+/// semaphore-guarded ``TimerRegistry`` shards, and running what they say is due in one order.
 ///
 /// It knows nothing of libevent; its ``TimerDoorbell`` tells it the time and is rung when the
 /// loop must look at the heap again. The services wrap it and add their engine's lifecycle.
