@@ -169,8 +169,6 @@ public protocol TimerService: AnyObject, Sendable {
     /// Afterwards every call that schedules throws ``PreciseTimerError/Code/shutDown``, and the
     /// others are no-ops returning `false`, `nil` or empty.
     ///
-    /// The handlers are released on the calling thread; with 16 384 pending timers or more, the
-    /// release is shared with one Dispatch worker thread (`concurrentPerform`), so a handler's
-    /// captures may be deinitialized on that thread.
+    /// The handlers are released on the calling thread.
     func shutdown()
 }
