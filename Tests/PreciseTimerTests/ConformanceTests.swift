@@ -226,8 +226,15 @@ struct ConformanceTests {
         try timers.scheduleRepeating(every: .milliseconds(10), options: .init(missedTicks: .burst)) { burst.append($0) }
         try timers.scheduleRepeating(every: .milliseconds(10), options: .init(missedTicks: .delay)) { delay.append($0) }
         await burst.wait(forCount: 1)
-        try timers.schedule(after: .zero) { _ in usleep(60_000) }
-        await burst.wait(forCount: 8)
+        // The stall notes how many burst calls came before it: on a loaded machine this task may
+        // resume late, after calls that had nothing to catch up, and must wait past the stall.
+        let stalledAfter = Recorder<Int>()
+        try timers.schedule(after: .zero) { _ in
+            stalledAfter.append(burst.count)
+            usleep(60_000)
+        }
+        let callsBeforeStall = try #require(await stalledAfter.wait(forCount: 1).first)
+        await burst.wait(forCount: callsBeforeStall + 8)
         await delay.wait { ticks in ticks.firstIndex { $0.missed > 0 }.map { $0 + 1 < ticks.count } ?? false }
         let bursts = burst.values
         // Each call answers the next grid point; a skip is allowed only after `maximumBurst`

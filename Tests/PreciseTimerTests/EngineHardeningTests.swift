@@ -57,6 +57,12 @@ struct EngineHardeningTests {
         _ = try? timers!.schedule(id: "parent", after: .zero) { _ in }
         _ = timers!.isScheduled("warm")
         _ = timers!.cancel("warm")
+        // A throw too: Swift Testing's hook for thrown errors builds type metadata the first time
+        // it sees one, and a child forked while another test's thread is building it would wait
+        // forever for that build (seen: the child hung in Testing.Backtrace's error cache).
+        try timers!.schedule(id: "warm-throw", after: .seconds(3_600)) { _ in }
+        #expect(throws: PreciseTimerError.self) { try timers!.schedule(id: "warm-throw", after: .seconds(3_600)) { _ in } }
+        _ = timers!.cancel("warm-throw")
 
         let pid = fork()
         if pid == 0 {

@@ -4,25 +4,20 @@
 ///
 /// Keys live in the array, not in the nodes, so comparisons touch one contiguous buffer; four
 /// children per parent halve the depth of a binary heap, and the four children sit in adjacent
-/// cache lines.
+/// cache lines. Each node knows its index (``TimerNode/heapIndex``), so a cancel, pause or
+/// reschedule takes its entry out at once: no stale entry keeps a cancelled node (and its
+/// memory) alive, and nothing needs compacting later. That costs one write into each node an
+/// operation moves, which with a per-shard heap is a level or two for a removal.
 ///
-/// A cancel, pause or reschedule takes a timer's entry out at once, so no stale entry keeps a
-/// cancelled node (and its memory) alive and nothing needs compacting later. To find the entry,
-/// each timer in the heap holds a small *slot* number (``TimerNode/heapSlot``), and two dense
-/// arrays indexed by slot say where its entry is and which node it is. A sift writes each moved
-/// entry's position into that dense array (4 bytes a timer, 64 KB for a shard of 16 000), not
-/// into its node: at a million timers the nodes are cache misses, and a pop of a 100 000-timer
-/// storm moves five entries.
-///
-/// Nodes are held unretained: a node is in the heap only while it is pending, and a pending node
-/// is always held by its shard's ``TimerTable`` (which gives it up only after the registry took
-/// it out of the heap, or together with the heap in ``TimerRegistry/cancelAll()``).
+/// Entries do not retain their node: a node is in the heap only while it is pending, and a
+/// pending node is always held by its shard's ``TimerTable`` (which gives it up only after the
+/// registry took it out of the heap, or together with the heap in ``TimerRegistry/cancelAll()``).
+/// So sifting never touches a reference count.
 package struct TimerHeap {
     package struct Entry {
         package var deadline: Int64
         package var sequence: UInt64
-        /// The timer's slot in ``positions`` and ``nodes``.
-        fileprivate var slot: Int32
+        package var node: Unmanaged<TimerNode>
 
         @inline(__always)
         static func < (lhs: Entry, rhs: Entry) -> Bool {
@@ -31,12 +26,6 @@ package struct TimerHeap {
     }
 
     private var entries: ContiguousArray<Entry> = []
-    /// By slot: the index of the timer's entry in `entries`.
-    private var positions: ContiguousArray<Int32> = []
-    /// By slot: the timer (unretained), or nil for a free slot.
-    private var nodes: ContiguousArray<Unmanaged<TimerNode>?> = []
-    /// Slots given back by removals, reused first.
-    private var freeSlots: ContiguousArray<Int32> = []
 
     package init() {}
 
@@ -45,32 +34,21 @@ package struct TimerHeap {
 
     /// The address of the earliest entry's node (0 when empty), for prefetching only.
     package var minAddress: UInt {
-        guard let first = self.entries.first, let node = self.nodes[Int(first.slot)] else { return 0 }
-        return UInt(bitPattern: node.toOpaque())
+        self.entries.first.map { UInt(bitPattern: $0.node.toOpaque()) } ?? 0
     }
 
-    /// The number of slots (in use or free).
-    package var slotCount: Int { self.nodes.count }
-
-    /// The node in `slot`, if the slot is in use.
-    @inline(__always)
-    package func node(atSlot slot: Int) -> TimerNode? {
-        slot < self.nodes.count ? self.nodes[slot]?.takeUnretainedValue() : nil
+    /// Calls `body` with every node in the heap, in heap order (close to deadline order, which
+    /// for timers of one delay is the order they were scheduled and allocated in).
+    /// `body` gets a strong reference: it may end the table's hold on the node.
+    package func forEachNode(_ body: (TimerNode) -> Void) {
+        for entry in self.entries {
+            body(entry.node.takeUnretainedValue())
+        }
     }
 
     /// Adds `node` at its current deadline and sequence.
     package mutating func insert(_ node: TimerNode) {
-        let slot: Int32
-        if let free = self.freeSlots.popLast() {
-            slot = free
-            self.nodes[Int(slot)] = .passUnretained(node)
-        } else {
-            slot = Int32(truncatingIfNeeded: self.nodes.count)
-            self.nodes.append(.passUnretained(node))
-            self.positions.append(0)
-        }
-        node.heapSlot = slot
-        self.entries.append(Entry(deadline: node.deadline, sequence: node.sequence, slot: slot))
+        self.entries.append(Entry(deadline: node.deadline, sequence: node.sequence, node: .passUnretained(node)))
         self.siftUp(from: self.entries.count - 1)
     }
 
@@ -83,28 +61,25 @@ package struct TimerHeap {
 
     /// Removes `node`'s entry, wherever it is.
     package mutating func remove(_ node: TimerNode) {
-        let slot = Int(node.heapSlot)
+        let index = Int(node.heapIndex)
         precondition(
-            slot >= 0 && slot < self.nodes.count
-                && self.nodes[slot]?.toOpaque() == Unmanaged.passUnretained(node).toOpaque(),
-            "TimerHeap: the node is not in this heap")
-        self.remove(at: Int(self.positions[slot]))
+            index >= 0 && index < self.entries.count
+                && self.entries[index].node.toOpaque() == Unmanaged.passUnretained(node).toOpaque(),
+            "TimerHeap: node not at its index")
+        self.remove(at: index)
     }
 
     /// Removes the entry at `index`: the last entry takes its place and sifts to where it belongs.
     @discardableResult
     private mutating func remove(at index: Int) -> TimerNode {
         let removedEntry = self.entries[index]
-        let slot = Int(removedEntry.slot)
-        let removed = self.nodes[slot]!.takeUnretainedValue()
-        removed.heapSlot = -1
-        self.nodes[slot] = nil
-        self.freeSlots.append(removedEntry.slot)
+        let removed = removedEntry.node.takeUnretainedValue()
+        removed.heapIndex = -1
         let last = self.entries.removeLast()
         if index < self.entries.count {
             self.entries[index] = last
             // The parent is not after the removed entry, so a last entry not before the removed
-            // one cannot go up: no need to read the parent.
+            // one cannot go up: no need to read the parent (a cache miss at a million timers).
             if index > 0, last < removedEntry, last < self.entries[(index - 1) / 4] {
                 self.siftUp(from: index)
             } else {
@@ -114,49 +89,45 @@ package struct TimerHeap {
         return removed
     }
 
-    // Sifting moves a "hole" instead of swapping, writing each moved entry's index by its slot.
+    // Sifting moves a "hole" instead of swapping, writing each moved entry's index into its node.
 
     private mutating func siftUp(from start: Int) {
-        self.positions.withUnsafeMutableBufferPointer { positions in
-            self.entries.withUnsafeMutableBufferPointer { buffer in
-                let base = buffer.baseAddress!
-                var hole = start
-                let moving = base[hole]
-                while hole > 0 {
-                    let parent = (hole - 1) / 4
-                    guard moving < base[parent] else { break }
-                    base[hole] = base[parent]
-                    positions[Int(base[hole].slot)] = Int32(truncatingIfNeeded: hole)
-                    hole = parent
-                }
-                base[hole] = moving
-                positions[Int(moving.slot)] = Int32(truncatingIfNeeded: hole)
+        self.entries.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            var hole = start
+            let moving = base[hole]
+            while hole > 0 {
+                let parent = (hole - 1) / 4
+                guard moving < base[parent] else { break }
+                base[hole] = base[parent]
+                base[hole].node._withUnsafeGuaranteedRef { $0.heapIndex = Int32(truncatingIfNeeded: hole) }
+                hole = parent
             }
+            base[hole] = moving
+            moving.node._withUnsafeGuaranteedRef { $0.heapIndex = Int32(truncatingIfNeeded: hole) }
         }
     }
 
     private mutating func siftDown(from start: Int) {
-        self.positions.withUnsafeMutableBufferPointer { positions in
-            self.entries.withUnsafeMutableBufferPointer { buffer in
-                let base = buffer.baseAddress!
-                let count = buffer.count
-                var hole = start
-                let moving = base[hole]
-                while true {
-                    let first = 4 * hole + 1
-                    guard first < count else { break }
-                    var child = first
-                    for candidate in (first + 1)..<Swift.min(first + 4, count) where base[candidate] < base[child] {
-                        child = candidate
-                    }
-                    guard base[child] < moving else { break }
-                    base[hole] = base[child]
-                    positions[Int(base[hole].slot)] = Int32(truncatingIfNeeded: hole)
-                    hole = child
+        self.entries.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            let count = buffer.count
+            var hole = start
+            let moving = base[hole]
+            while true {
+                let first = 4 * hole + 1
+                guard first < count else { break }
+                var child = first
+                for candidate in (first + 1)..<Swift.min(first + 4, count) where base[candidate] < base[child] {
+                    child = candidate
                 }
-                base[hole] = moving
-                positions[Int(moving.slot)] = Int32(truncatingIfNeeded: hole)
+                guard base[child] < moving else { break }
+                base[hole] = base[child]
+                base[hole].node._withUnsafeGuaranteedRef { $0.heapIndex = Int32(truncatingIfNeeded: hole) }
+                hole = child
             }
+            base[hole] = moving
+            moving.node._withUnsafeGuaranteedRef { $0.heapIndex = Int32(truncatingIfNeeded: hole) }
         }
     }
 }

@@ -10,7 +10,7 @@ package final class TimerNode: @unchecked Sendable {
     // `handler` of a node that `cancelAll` swapped out (see ``TimerRegistry/Swept``).
 
     package enum State: UInt8 {
-        /// In its shard's heap (see ``heapSlot``), waiting for its deadline.
+        /// In its shard's heap (at ``heapIndex``), waiting for its deadline.
         case pending
         /// Popped as due; its call is about to begin (possibly after a hop to its queue). Still
         /// registered, so a `cancel`, `pause` or `reschedule` now still prevents the call.
@@ -32,9 +32,8 @@ package final class TimerNode: @unchecked Sendable {
     /// Pending: the next deadline. Taken or running: the deadline the call answers, from which
     /// the next one is computed. Paused: the nanoseconds it had left.
     @exclusivity(unchecked) package var deadline: Int64
-    /// Its slot in its shard's ``TimerHeap`` while pending (where the heap keeps its entry's
-    /// position); -1 otherwise.
-    @exclusivity(unchecked) package var heapSlot: Int32 = -1
+    /// Where its entry is in its shard's ``TimerHeap`` while pending; -1 otherwise.
+    @exclusivity(unchecked) package var heapIndex: Int32 = -1
     @exclusivity(unchecked) package var state: State = .pending
     package let policy: MissedTickPolicy
     /// Set by `pause` while the handler runs: the timer parks when the call returns.

@@ -254,15 +254,14 @@ package struct TimerRegistry {
         /// it outside the lock). A node still referenced by a fire in flight keeps nothing: its
         /// call can no longer begin.
         ///
-        /// Pending timers go first, in the heap's slot order, which is close to the order they
-        /// were allocated in: their nodes, closures and captures then come from memory nearly in
-        /// sequence rather than in hash order (100 000 timers in one table: 10 ms instead of 39).
+        /// Pending timers go first, in heap order, which for timers of one delay is close to the
+        /// order they were allocated in: their nodes, closures and captures then come from memory
+        /// nearly in sequence rather than in hash order.
         /// The table's remaining timers (paused, or with a call in flight) follow.
         package func release() {
             // Safe outside the lock: no registry path reads the handler of a node of a past era
             // (``begin(_:)`` checks the era first), and nothing reaches this table or heap any more.
-            for slot in 0..<self.heap.slotCount {
-                guard let node = self.heap.node(atSlot: slot) else { continue }
+            self.heap.forEachNode { node in
                 node.handler = nil
                 self.timers.remove(node.id, hash: node.hash)
             }
