@@ -11,20 +11,12 @@ import Testing
 struct CallerBaseTests {
     private static func byte(_ character: Unicode.Scalar) -> UInt8 { UInt8(ascii: character) }
 
-    /// An epoll base with `EVENT_BASE_FLAG_PRECISE_TIMER`, as a daemon would build it.
-    private static func preciseBase() -> OpaquePointer {
-        let config = event_config_new()!
-        defer { event_config_free(config) }
-        event_config_set_flag(config, CLibevent_EVENT_BASE_FLAG_PRECISE_TIMER())
-        return event_base_new_with_config(config)!
-    }
-
     @Test("a service on a caller's base logs through its configured logger, as one on its own thread does")
     func logsOnCallersBase() throws {
         let handler = InMemoryLogHandler()
         var logger = Logger(label: "test", factory: { _ in handler })
         logger.logLevel = .debug
-        let base = Self.preciseBase()
+        let base = SocketLoop.preciseBase()
         defer { event_base_free(base) }
         let timers = try PreciseTimer(eventBase: base, configuration: .init(logger: logger))
         timers.shutdown()  // On this thread, the base's (its loop never ran): the events go at once.
@@ -183,15 +175,9 @@ struct CallerBaseTests {
     func shutdownBeforeAndAfterTheLoop() async throws {
         let log = Recorder<String>()
         detachThread {
-            func preciseBase() -> OpaquePointer {
-                let config = event_config_new()!
-                event_config_set_flag(config, CLibevent_EVENT_BASE_FLAG_PRECISE_TIMER())
-                defer { event_config_free(config) }
-                return event_base_new_with_config(config)!
-            }
             do {
                 // Before: the loop never runs.
-                let base = preciseBase()
+                let base = SocketLoop.preciseBase()
                 let baseline = event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ADDED))
                 let timers = try PreciseTimer(eventBase: base)
                 var canary: Canary? = Canary()
@@ -207,7 +193,7 @@ struct CallerBaseTests {
             }
             do {
                 // After: one timer fires and breaks the loop; the service is shut down afterwards.
-                let base = preciseBase()
+                let base = SocketLoop.preciseBase()
                 let baseline = event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ADDED))
                 let timers = try PreciseTimer(eventBase: base)
                 // Used by the handler on this very thread (the loop's).
@@ -235,10 +221,7 @@ struct CallerBaseTests {
     func releasedOnTheLoopThread() async throws {
         let log = Recorder<String>()
         detachThread {
-            let config = event_config_new()!
-            event_config_set_flag(config, CLibevent_EVENT_BASE_FLAG_PRECISE_TIMER())
-            let base = event_base_new_with_config(config)!
-            event_config_free(config)
+            let base = SocketLoop.preciseBase()
             let baseline = event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ADDED))
             do {
                 var timers: PreciseTimer? = try PreciseTimer(eventBase: base)
@@ -289,7 +272,7 @@ struct CallerBaseTests {
         #expect(notEpoll?.code == .invalidEventBase)
         #expect(notEpoll?.value?.contains("not epoll") == true)
 
-        let base = Self.preciseBase()
+        let base = SocketLoop.preciseBase()
         defer { event_base_free(base) }
         for configuration in [
             PreciseTimer.Configuration(realtimePriority: 10), .init(cpuAffinity: 0),

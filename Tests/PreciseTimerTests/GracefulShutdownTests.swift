@@ -26,14 +26,20 @@ struct GracefulShutdownTests {
         func finish() { self.release.signal() }
     }
 
-    @Test("waits for a running handler, .queue or .loop, then returns true", arguments: [true, false])
-    func waitsForRunningHandler(onQueue: Bool) async throws {
+    /// A service whose one handler has started and blocks until `finish()`, on a queue or on the loop.
+    private static func blockedHandler(onQueue: Bool) async throws -> (PreciseTimer, Recorder<String>, Blocker) {
         let timers = try PreciseTimer()
         let log = Recorder<String>()
         let blocker = Blocker(log)
         let options = onQueue ? TimerOptions(executor: .queue(DispatchQueue(label: "graceful"))) : TimerOptions()
         try timers.schedule(id: "slow", after: .zero, options: options) { _ in blocker.run() }
         #expect(await log.wait { $0.contains("handler started") })
+        return (timers, log, blocker)
+    }
+
+    @Test("waits for a running handler, .queue or .loop, then returns true", arguments: [true, false])
+    func waitsForRunningHandler(onQueue: Bool) async throws {
+        let (timers, log, blocker) = try await Self.blockedHandler(onQueue: onQueue)
 
         let shutdown = Task {
             let drained = await timers.shutdown(gracePeriod: .seconds(60))
@@ -53,12 +59,7 @@ struct GracefulShutdownTests {
         "returns false once the grace period ends with a handler still running, .queue or .loop",
         arguments: [true, false])
     func gracePeriodEnds(onQueue: Bool) async throws {
-        let timers = try PreciseTimer()
-        let log = Recorder<String>()
-        let blocker = Blocker(log)
-        let options = onQueue ? TimerOptions(executor: .queue(DispatchQueue(label: "graceful"))) : TimerOptions()
-        try timers.schedule(id: "slow", after: .zero, options: options) { _ in blocker.run() }
-        #expect(await log.wait { $0.contains("handler started") })
+        let (timers, log, blocker) = try await Self.blockedHandler(onQueue: onQueue)
 
         let start = ContinuousClock.now
         let drained = await timers.shutdown(gracePeriod: .milliseconds(100))

@@ -56,7 +56,7 @@ package final class TimerTable {
 
     /// The slot holding `id`, if any.
     @inline(__always)
-    package func index(of id: TimerID, hash: UInt64) -> Int? {
+    private func index(of id: TimerID, hash: UInt64) -> Int? {
         var index = Int(truncatingIfNeeded: hash) & self.mask
         while let node = self.slots[index].node {
             if self.slots[index].hash == hash, node._withUnsafeGuaranteedRef({ $0.id == id }) {

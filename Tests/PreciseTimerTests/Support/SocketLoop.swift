@@ -22,6 +22,15 @@ final class SocketLoop: @unchecked Sendable {
         self.onRead = onRead
     }
 
+    /// An epoll base with `EVENT_BASE_FLAG_PRECISE_TIMER`, as a daemon would build it.
+    static func preciseBase() -> OpaquePointer {
+        guard let config = event_config_new() else { fatalError("event_config_new") }
+        defer { event_config_free(config) }
+        event_config_set_flag(config, CLibevent_EVENT_BASE_FLAG_PRECISE_TIMER())
+        guard let base = event_base_new_with_config(config) else { fatalError("event_base_new_with_config") }
+        return base
+    }
+
     /// Builds a precise base and the socketpair on a new thread, calls `setUp` there (create the
     /// service on the loop thread), dispatches until `event_base_loopbreak`, calls `tearDown`,
     /// then frees the read event, the base and the sockets. Returns at once.
@@ -31,10 +40,7 @@ final class SocketLoop: @unchecked Sendable {
         tearDown: @escaping @Sendable (SocketLoop) -> Void = { _ in }
     ) {
         detachThread {
-            guard let config = event_config_new() else { fatalError("event_config_new") }
-            event_config_set_flag(config, CLibevent_EVENT_BASE_FLAG_PRECISE_TIMER())
-            guard let base = event_base_new_with_config(config) else { fatalError("event_base_new_with_config") }
-            event_config_free(config)
+            let base = Self.preciseBase()
             var sockets: [Int32] = [0, 0]
             guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &sockets) == 0 else { fatalError("socketpair") }
             let loop = SocketLoop(base: base, sockets: (sockets[0], sockets[1]), onRead: onRead)
