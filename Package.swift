@@ -29,11 +29,21 @@ let package = Package(
             pkgConfig: "libevent_core",
             providers: [.apt(["libevent-dev"])]
         ),
+        // The protocol, the values, the registry and the scheduling logic: no C module, no engine.
+        // Every service is built on it; a test double or a Dispatch engine links no libevent.
+        .target(
+            name: "PreciseTimerCore",
+            dependencies: [
+                // Small and dependency-free: the instruments take a Logger (disabled by default).
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The libevent engine; re-exports the core, so `import PreciseTimer` is all a user writes.
         .target(
             name: "PreciseTimer",
             dependencies: [
                 "CLibevent",
-                // Small and dependency-free: the configuration takes a Logger (disabled by default).
+                "PreciseTimerCore",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -46,11 +56,11 @@ let package = Package(
         ),
         .target(
             name: "PreciseTimerReference",
-            dependencies: ["PreciseTimer"]
+            dependencies: ["PreciseTimerCore"]
         ),
         .target(
             name: "PreciseTimerTesting",
-            dependencies: ["PreciseTimer"]
+            dependencies: ["PreciseTimerCore"]
         ),
         .executableTarget(
             name: "example-ticker",

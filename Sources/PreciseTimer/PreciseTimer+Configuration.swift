@@ -1,4 +1,5 @@
 import Logging
+import PreciseTimerCore
 
 extension PreciseTimer {
     /// How a ``PreciseTimer`` runs its thread. The defaults suit most daemons; the precision

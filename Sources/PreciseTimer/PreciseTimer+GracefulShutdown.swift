@@ -1,4 +1,5 @@
 import Dispatch
+import PreciseTimerCore
 
 extension PreciseTimer {
     /// Shuts the service down like ``shutdown()``, then waits until every handler call in
@@ -40,10 +41,10 @@ extension PreciseTimer {
     @discardableResult
     public func shutdown(gracePeriod: Duration) async -> Bool {
         // In a forked child no handler of this service runs (see Fork safety).
-        guard !self.isInherited else { return true }
+        guard !self.core.isInherited else { return true }
         let nanoseconds = min(max(gracePeriod, .zero), PreciseTimer.maximumDuration).timerNanoseconds ?? 0
         let deadline = DispatchTime.now() + .nanoseconds(Int(nanoseconds))
-        self.closeCore()
+        self.core.close(.shutDown)
         self.engine.requestStop()
 
         let engine = self.engine

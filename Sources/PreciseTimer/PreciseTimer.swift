@@ -1,4 +1,5 @@
 import Logging
+import PreciseTimerCore
 
 /// A timer service on libevent: one `event_base` with `EVENT_BASE_FLAG_PRECISE_TIMER`
 /// (timerfd, `CLOCK_MONOTONIC`), driven by one named thread it owns, or a base the caller
@@ -26,6 +27,19 @@ import Logging
 /// `0` or nothing, and ``shutdown()`` and `deinit` return at once without waiting (the child may
 /// simply drop its reference). Create a new `PreciseTimer` in the child if it needs timers.
 ///
+/// ## Shutting down
+///
+/// ``TimerService/shutdown()`` cancels everything, releases every handler, stops the loop thread
+/// and frees libevent (on a caller's base: takes the service's two events off it and frees them).
+/// It waits for the loop thread to exit, unless called on it (from a ``TimerExecutor/loop``
+/// handler): then it returns at once and the thread exits when the handler returns. On a
+/// caller's base, see ``init(eventBase:configuration:)`` for what it waits for on which thread.
+/// It does not wait for ``TimerExecutor/queue(_:)`` handlers already running:
+/// ``shutdown(gracePeriod:)`` does. Idempotent and safe to call from several threads at once:
+/// every caller but the loop thread returns once libevent is done with the service, so no
+/// ``TimerExecutor/loop`` handler runs any more, even when another thread (or the loop failing)
+/// closed the core first.
+///
 /// ## Engine failures
 ///
 /// If libevent fails under the service (`event_base_loop` returns -1, or arming the alarm with
@@ -36,38 +50,15 @@ import Logging
 ///
 /// - Important: handlers on ``TimerExecutor/loop`` run on the service's thread and must not
 ///   block. Releasing the last reference shuts the service down (``shutdown()``).
-public final class PreciseTimer: TimerService {
-    /// The longest delay or interval a service accepts: 2^62 ns, about 146 years. Longer ones
-    /// throw instead of wrapping around the clock.
-    public static let maximumDuration: Duration = .nanoseconds(maximumNanoseconds)
-    package static let maximumNanoseconds: Int64 = 1 << 62
-
-    /// The shortest repeating interval a service accepts: 1 µs. libevent's timeouts are whole
-    /// microseconds, and a shorter period is a busy loop, not a timer; shorter intervals throw
-    /// ``PreciseTimerError/Code/invalidInterval``.
-    public static let minimumInterval: Duration = .nanoseconds(minimumIntervalNanoseconds)
-    package static let minimumIntervalNanoseconds: Int64 = 1_000
-
+public final class PreciseTimer: TimerCoreService {
     /// The configuration the service was created with.
     public let configuration: Configuration
-    let core: TimerCore
+    package let core: TimerCore
     let engine: LibeventEngine
-    /// The ``ProcessGeneration`` of the process that created the service (see Fork safety).
-    private let processGeneration = ProcessGeneration.current()
 
     /// Makes the engine see a libevent failure (tests only: a real one cannot be provoked).
     package func injectEngineFailure(_ failure: InjectedEngineFailure) {
         self.engine.inject(failure)
-    }
-
-    /// Whether this is a child process that inherited the service through `fork()`.
-    var isInherited: Bool {
-        ProcessGeneration.current() != self.processGeneration
-    }
-
-    /// The error every scheduling call throws in an inherited service.
-    private func inherited(_ id: TimerID?) -> PreciseTimerError {
-        PreciseTimerError(.shutDown, id: id, value: "a service inherited through fork()")
     }
 
     /// Creates the service and starts its thread.
@@ -168,155 +159,11 @@ public final class PreciseTimer: TimerService {
         self.shutdown()
     }
 
-    /// The current time on `CLOCK_MONOTONIC`.
-    public var now: MonotonicInstant { self.core.now }
-
-    /// Schedules a one-shot timer. See ``TimerService/schedule(id:after:options:_:)``.
-    @discardableResult
-    public func schedule(
-        id: TimerID?, after delay: Duration, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        guard !self.isInherited else { throw self.inherited(id) }
-        return try self.core.schedule(id: id, after: delay, options: options, handler)
-    }
-
-    /// Schedules a one-shot timer at an absolute deadline. See ``TimerService/schedule(id:at:options:_:)``.
-    @discardableResult
-    public func schedule(
-        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        guard !self.isInherited else { throw self.inherited(id) }
-        return try self.core.schedule(id: id, at: deadline, options: options, handler)
-    }
-
-    /// Schedules a repeating timer. See ``TimerService/scheduleRepeating(id:every:startingAfter:options:_:)``.
-    @discardableResult
-    public func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
-        options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        guard !self.isInherited else { throw self.inherited(id) }
-        return try self.core.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options, handler)
-    }
-
-    /// Schedules a repeating timer from an absolute start. See
-    /// ``TimerService/scheduleRepeating(id:every:startingAt:options:_:)``.
-    @discardableResult
-    public func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
-        options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        guard !self.isInherited else { throw self.inherited(id) }
-        return try self.core.scheduleRepeating(id: id, every: interval, startingAt: start, options: options, handler)
-    }
-
-    /// Moves a timer's next deadline. See ``TimerService/reschedule(_:after:)``.
-    @discardableResult
-    public func reschedule(_ id: TimerID, after delay: Duration) throws -> Bool {
-        guard !self.isInherited else { return false }
-        return try self.core.reschedule(id, after: delay)
-    }
-
-    /// Moves a timer's next deadline. See ``TimerService/reschedule(_:at:)``.
-    @discardableResult
-    public func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws -> Bool {
-        guard !self.isInherited else { return false }
-        return try self.core.reschedule(id, at: deadline)
-    }
-
-    /// Pauses a timer. See ``TimerService/pause(_:)``.
-    @discardableResult
-    public func pause(_ id: TimerID) -> Bool {
-        guard !self.isInherited else { return false }
-        return self.core.pause(id)
-    }
-
-    /// Resumes a paused timer. See ``TimerService/resume(_:)``.
-    @discardableResult
-    public func resume(_ id: TimerID) -> Bool {
-        guard !self.isInherited else { return false }
-        return self.core.resume(id)
-    }
-
-    /// Whether the timer is paused. See ``TimerService/isPaused(_:)``.
-    public func isPaused(_ id: TimerID) -> Bool {
-        guard !self.isInherited else { return false }
-        return self.core.isPaused(id)
-    }
-
-    /// Cancels a timer. See ``TimerService/cancel(_:)``.
-    @discardableResult
-    public func cancel(_ id: TimerID) -> Bool {
-        guard !self.isInherited else { return false }
-        return self.core.cancel(id)
-    }
-
-    /// Cancels exactly one timer. See ``TimerService/cancel(_:generation:)``.
-    @discardableResult
-    public func cancel(_ id: TimerID, generation: UInt64) -> Bool {
-        guard !self.isInherited else { return false }
-        return self.core.cancel(id, generation: generation)
-    }
-
-    /// The generation of the timer under `id`. See ``TimerService/generation(of:)``.
-    public func generation(of id: TimerID) -> UInt64? {
-        guard !self.isInherited else { return nil }
-        return self.core.generation(of: id)
-    }
-
-    /// Cancels every timer. See ``TimerService/cancelAll()``.
-    public func cancelAll() {
-        guard !self.isInherited else { return }
-        self.core.cancelAll()
-    }
-
-    /// Whether a timer with this ID is scheduled.
-    public func isScheduled(_ id: TimerID) -> Bool {
-        guard !self.isInherited else { return false }
-        return self.core.isScheduled(id)
-    }
-
-    /// The IDs of all scheduled timers, in no particular order.
-    public var scheduledIDs: [TimerID] {
-        guard !self.isInherited else { return [] }
-        return self.core.scheduledIDs
-    }
-
-    /// The number of scheduled timers, in O(1).
-    public var scheduledCount: Int {
-        guard !self.isInherited else { return 0 }
-        return self.core.scheduledCount
-    }
-
-    /// Cancels everything, releases every handler, stops the loop thread and frees libevent (on
-    /// a caller's base: takes the service's two events off it and frees them).
-    ///
-    /// Waits for the loop thread to exit, unless called on it (from a ``TimerExecutor/loop``
-    /// handler): then it returns at once and the thread exits when the handler returns. On a
-    /// caller's base, see ``init(eventBase:configuration:)`` for what it waits for on which
-    /// thread. It does not wait for ``TimerExecutor/queue(_:)`` handlers already running:
-    /// ``shutdown(gracePeriod:)`` does. Idempotent and safe to call from several threads at once.
-    public func shutdown() {
-        // In a forked child there is no loop thread to wait for and the semaphore may be held.
-        guard !self.isInherited else { return }
-        // Every caller but the loop thread waits for libevent to be done with the service, so
-        // `shutdown()` returning means no `.loop` handler of ours runs any more, even when
-        // another thread (or the loop failing) closed the core first. The loop thread itself
-        // only asks (waiting for itself would deadlock).
-        self.closeCore()
+    /// The engine's part of ``TimerService/shutdown()``, once the core is closed: stops the loop
+    /// thread and frees libevent, or takes the service's two events off a caller's base (see
+    /// Shutting down).
+    package func stopEngine() {
         self.engine.stop()
-    }
-
-    /// Ends every timer and refuses new ones; the first time, logs the shutdown (both forms of
-    /// shutdown come through here).
-    func closeCore() {
-        if self.core.close(.shutDown) {
-            self.configuration.logger.debug("Timer service shut down")
-        }
     }
 
     /// Runs `body` once the service is shut down (or its engine failed), on the thread that

@@ -1,5 +1,5 @@
 import Dispatch
-import PreciseTimer
+import PreciseTimerCore
 
 /// Dispatch's engine for a ``TimerCore``: one `DispatchSourceTimer` on a serial queue, armed at
 /// the earliest deadline, and a doorbell that asks the queue to look at the heap again.

@@ -1,5 +1,5 @@
 import Dispatch
-import PreciseTimer
+import PreciseTimerCore
 
 /// The ``TimerService`` API on Dispatch: the reference the libevent engine is measured and tested
 /// against.
@@ -30,8 +30,8 @@ import PreciseTimer
 /// inherited from the parent, or one created in the child after the parent used Dispatch)
 /// never fires. Create timers in the child only after `exec`, or use `PreciseTimer`, which
 /// refuses to run in a process other than the one that created it.
-public final class DispatchReferenceTimer: TimerService {
-    private let core: TimerCore
+public final class DispatchReferenceTimer: TimerCoreService {
+    package let core: TimerCore
     private let alarm: DispatchAlarm
 
     /// Creates the service.
@@ -49,97 +49,9 @@ public final class DispatchReferenceTimer: TimerService {
         self.shutdown()
     }
 
-    /// The current time on `CLOCK_MONOTONIC`.
-    public var now: MonotonicInstant { self.core.now }
-
-    /// See ``TimerService/schedule(id:after:options:_:)``.
-    @discardableResult
-    public func schedule(
-        id: TimerID?, after delay: Duration, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.core.schedule(id: id, after: delay, options: options, handler)
-    }
-
-    /// See ``TimerService/schedule(id:at:options:_:)``.
-    @discardableResult
-    public func schedule(
-        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.core.schedule(id: id, at: deadline, options: options, handler)
-    }
-
-    /// See ``TimerService/scheduleRepeating(id:every:startingAfter:options:_:)``.
-    @discardableResult
-    public func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
-        options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.core.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options, handler)
-    }
-
-    /// See ``TimerService/scheduleRepeating(id:every:startingAt:options:_:)``.
-    @discardableResult
-    public func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
-        options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.core.scheduleRepeating(id: id, every: interval, startingAt: start, options: options, handler)
-    }
-
-    /// See ``TimerService/reschedule(_:after:)``.
-    @discardableResult
-    public func reschedule(_ id: TimerID, after delay: Duration) throws -> Bool {
-        try self.core.reschedule(id, after: delay)
-    }
-
-    /// See ``TimerService/reschedule(_:at:)``.
-    @discardableResult
-    public func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws -> Bool {
-        try self.core.reschedule(id, at: deadline)
-    }
-
-    /// See ``TimerService/pause(_:)``.
-    @discardableResult
-    public func pause(_ id: TimerID) -> Bool { self.core.pause(id) }
-
-    /// See ``TimerService/resume(_:)``.
-    @discardableResult
-    public func resume(_ id: TimerID) -> Bool { self.core.resume(id) }
-
-    /// See ``TimerService/isPaused(_:)``.
-    public func isPaused(_ id: TimerID) -> Bool { self.core.isPaused(id) }
-
-    /// See ``TimerService/cancel(_:)``.
-    @discardableResult
-    public func cancel(_ id: TimerID) -> Bool { self.core.cancel(id) }
-
-    /// See ``TimerService/cancel(_:generation:)``.
-    @discardableResult
-    public func cancel(_ id: TimerID, generation: UInt64) -> Bool { self.core.cancel(id, generation: generation) }
-
-    /// See ``TimerService/generation(of:)``.
-    public func generation(of id: TimerID) -> UInt64? { self.core.generation(of: id) }
-
-    /// See ``TimerService/cancelAll()``.
-    public func cancelAll() { self.core.cancelAll() }
-
-    /// See ``TimerService/isScheduled(_:)``.
-    public func isScheduled(_ id: TimerID) -> Bool { self.core.isScheduled(id) }
-
-    /// See ``TimerService/scheduledIDs``.
-    public var scheduledIDs: [TimerID] { self.core.scheduledIDs }
-
-    /// See ``TimerService/scheduledCount``.
-    public var scheduledCount: Int { self.core.scheduledCount }
-
-    /// Cancels every timer, releases every handler and refuses new timers. Never waits, so it is
-    /// safe from any handler. Idempotent. A handler already running on another queue may finish.
-    public func shutdown() {
-        self.core.close(.shutDown)
+    /// The engine's part of ``TimerService/shutdown()``: stops the alarm. It never waits, so a
+    /// shutdown is safe from any handler; a handler already running on another queue may finish.
+    package func stopEngine() {
         self.alarm.stop()
     }
 }

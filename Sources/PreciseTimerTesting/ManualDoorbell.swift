@@ -1,4 +1,4 @@
-import PreciseTimer
+import PreciseTimerCore
 
 /// A clock that only moves when told, and a doorbell that only counts its rings.
 final class ManualDoorbell: TimerDoorbell {

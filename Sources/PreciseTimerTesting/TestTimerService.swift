@@ -1,5 +1,5 @@
 import Dispatch
-import PreciseTimer
+import PreciseTimerCore
 
 /// A ``TimerService`` on virtual time, for unit-testing code that uses timers: nothing fires
 /// until the test moves time with ``advance(by:)`` or ``advance(to:)``, which fire every timer
@@ -27,9 +27,9 @@ import PreciseTimer
 /// ``TickSequence`` work on it: a `sleep` resumes when `advance` passes its deadline.
 ///
 /// - Important: `advance` must be called from one thread at a time.
-public final class TestTimerService: TimerService {
+public final class TestTimerService: TimerCoreService {
     private let clock: ManualDoorbell
-    private let core: TimerCore
+    package let core: TimerCore
     private let advancing = SemaphoreGuarded(false)
 
     /// Creates a service whose clock starts at `start`.
@@ -50,7 +50,7 @@ public final class TestTimerService: TimerService {
     }
 
     deinit {
-        self.core.close(.shutDown)
+        self.shutdown()
     }
 
     // MARK: Moving time
@@ -127,93 +127,6 @@ public final class TestTimerService: TimerService {
 
     // MARK: TimerService
 
-    /// The virtual time.
-    public var now: MonotonicInstant { self.core.now }
-
-    /// See ``TimerService/schedule(id:after:options:_:)``.
-    @discardableResult
-    public func schedule(
-        id: TimerID?, after delay: Duration, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.core.schedule(id: id, after: delay, options: options, handler)
-    }
-
-    /// See ``TimerService/schedule(id:at:options:_:)``.
-    @discardableResult
-    public func schedule(
-        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.core.schedule(id: id, at: deadline, options: options, handler)
-    }
-
-    /// See ``TimerService/scheduleRepeating(id:every:startingAfter:options:_:)``.
-    @discardableResult
-    public func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
-        options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.core.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options, handler)
-    }
-
-    /// See ``TimerService/scheduleRepeating(id:every:startingAt:options:_:)``.
-    @discardableResult
-    public func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
-        options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID {
-        try self.core.scheduleRepeating(id: id, every: interval, startingAt: start, options: options, handler)
-    }
-
-    /// See ``TimerService/reschedule(_:after:)``.
-    @discardableResult
-    public func reschedule(_ id: TimerID, after delay: Duration) throws -> Bool {
-        try self.core.reschedule(id, after: delay)
-    }
-
-    /// See ``TimerService/reschedule(_:at:)``.
-    @discardableResult
-    public func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws -> Bool {
-        try self.core.reschedule(id, at: deadline)
-    }
-
-    /// See ``TimerService/pause(_:)``.
-    @discardableResult
-    public func pause(_ id: TimerID) -> Bool { self.core.pause(id) }
-
-    /// See ``TimerService/resume(_:)``.
-    @discardableResult
-    public func resume(_ id: TimerID) -> Bool { self.core.resume(id) }
-
-    /// See ``TimerService/isPaused(_:)``.
-    public func isPaused(_ id: TimerID) -> Bool { self.core.isPaused(id) }
-
-    /// See ``TimerService/cancel(_:)``.
-    @discardableResult
-    public func cancel(_ id: TimerID) -> Bool { self.core.cancel(id) }
-
-    /// See ``TimerService/cancel(_:generation:)``.
-    @discardableResult
-    public func cancel(_ id: TimerID, generation: UInt64) -> Bool { self.core.cancel(id, generation: generation) }
-
-    /// See ``TimerService/generation(of:)``.
-    public func generation(of id: TimerID) -> UInt64? { self.core.generation(of: id) }
-
-    /// See ``TimerService/cancelAll()``.
-    public func cancelAll() { self.core.cancelAll() }
-
-    /// See ``TimerService/isScheduled(_:)``.
-    public func isScheduled(_ id: TimerID) -> Bool { self.core.isScheduled(id) }
-
-    /// See ``TimerService/scheduledIDs``.
-    public var scheduledIDs: [TimerID] { self.core.scheduledIDs }
-
-    /// See ``TimerService/scheduledCount``.
-    public var scheduledCount: Int { self.core.scheduledCount }
-
-    /// Ends every timer and refuses new ones. Idempotent; safe from handlers.
-    public func shutdown() { self.core.close(.shutDown) }
+    /// Nothing to stop: time moves only in ``advance(by:)``.
+    package func stopEngine() {}
 }

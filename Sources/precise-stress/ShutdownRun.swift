@@ -39,7 +39,7 @@ struct ShutdownRun {
                 let node = TimerNode(
                     id: "", deadline: .max / 2, interval: 0, options: .init(),
                     handler: { _ in withExtendedLifetime(captured) {} })
-                node.name(TimerID(TimerRegistry.generatedName(UInt64(index + 1))))
+                node.name(TimerID(generatedNumber: UInt64(index + 1)))
                 node.sequence = UInt64(index + 1)
                 _ = try registry.add(node)
             }

@@ -177,8 +177,11 @@ struct BadInputMatrixTests {
         Case("execTask, infinite interval", .noOp) { timers, canary in
             try expectNil(timers.execTask({ _ = canary }, start: 0, interval: .infinity, repeats: true, async: false))
         },
-        Case("execTask, one-shot with NaN interval", .noOp) { timers, canary in
-            try expectNil(timers.execTask({ _ = canary }, start: 1, interval: .nan, repeats: false, async: false))
+        Case("explicit ID of the generated form", .throwsCode(.reservedID)) {
+            try $0.schedule(id: "timer-1", after: .seconds(1), handler($1))
+        },
+        Case("explicit ID of the generated form, repeating", .throwsCode(.reservedID)) {
+            try $0.scheduleRepeating(id: "timer-0042", every: .seconds(1), handler($1))
         },
         Case("execTask, 1e300 s start", .noOp) { timers, canary in
             try expectNil(timers.execTask({ _ = canary }, start: 1e300, interval: 1, repeats: false, async: false))
@@ -285,7 +288,7 @@ struct BadInputMatrixTests {
         let ids: [TimerID] = [
             "e\u{301}", "🧪⏱️", "שָׁלוֹם", "a\u{0}b", "\u{200B}", "\u{FEFF}", " ", "\n", "\u{FFFD}",
             "👩‍👩‍👧‍👦", String(repeating: "x", count: 100_000).asID, String(repeating: "é", count: 50_000).asID,
-            "timer-1",
+            "timer-", "timer-1a", "Timer-1", "timer--1", "timer-١",
         ]
         let fired = Recorder<TimerID>()
         for id in ids {
@@ -344,7 +347,7 @@ struct BadInputMatrixTests {
         arguments: Implementation.untimed)
     func afterShutdown(_ implementation: Implementation) throws {
         let timers = try implementation.make()
-        let id = try timers.schedule(after: .seconds(60)) { _ in }
+        let id = try timers.schedule(id: "named", after: .seconds(60)) { _ in }
         let token = id.token(on: timers)
         timers.shutdown()
         timers.shutdown()

@@ -27,7 +27,9 @@ struct ConformanceTests {
         #expect(!timers.cancel(id))
     }
 
-    @Test("a zero delay fires as soon as possible: deadline now, ahead of any later timer", arguments: Implementation.allCases)
+    @Test(
+        "a zero delay fires as soon as possible: deadline now, ahead of any later timer",
+        arguments: Implementation.allCases)
     func zeroDelay(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -151,7 +153,11 @@ struct ConformanceTests {
             #expect(seen.insert(id).inserted, "\(id) was handed out twice")
             timers.cancel(id)
         }
-        let live = try timers.schedule(after: .seconds(60)) { _ in }
+        // A generated name cannot be taken explicitly, live or ended.
+        #expect(throws: PreciseTimerError(.reservedID, id: seen.first!)) {
+            try timers.schedule(id: seen.first!, after: .seconds(1)) { _ in }
+        }
+        let live = try timers.schedule(id: "live", after: .seconds(60)) { _ in }
         #expect(throws: PreciseTimerError(.duplicateID, id: live)) {
             try timers.schedule(id: live, after: .seconds(1)) { _ in }
         }

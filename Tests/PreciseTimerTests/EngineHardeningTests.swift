@@ -61,7 +61,9 @@ struct EngineHardeningTests {
         // it sees one, and a child forked while another test's thread is building it would wait
         // forever for that build (seen: the child hung in Testing.Backtrace's error cache).
         try timers!.schedule(id: "warm-throw", after: .seconds(3_600)) { _ in }
-        #expect(throws: PreciseTimerError.self) { try timers!.schedule(id: "warm-throw", after: .seconds(3_600)) { _ in } }
+        #expect(throws: PreciseTimerError.self) {
+            try timers!.schedule(id: "warm-throw", after: .seconds(3_600)) { _ in }
+        }
         _ = timers!.cancel("warm-throw")
 
         let pid = fork()

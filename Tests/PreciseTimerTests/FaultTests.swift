@@ -48,7 +48,9 @@ struct FaultTests {
                     timers.shutdown()  // Works: its descriptors are freed for the next round.
                 } catch let error as PreciseTimerError {
                     // Refused with a typed error naming the system's complaint.
-                    guard [.systemFailure, .libeventFailure].contains(error.code), error.errno == EMFILE else { _exit(2) }
+                    guard [.systemFailure, .libeventFailure].contains(error.code), error.errno == EMFILE else {
+                        _exit(2)
+                    }
                 } catch {
                     _exit(4)
                 }

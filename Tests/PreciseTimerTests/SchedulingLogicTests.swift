@@ -279,7 +279,7 @@ struct SchedulingLogicTests {
         #expect(once != every)
         for (start, interval, repeats) in [
             (-1.0, 1.0, true), (.nan, 1, false), (1, .infinity, true), (1, 0, true),
-            (1, -1, true), (1e300, 1, false), (0, .nan, false),
+            (1, -1, true), (1e300, 1, false),
         ] {
             #expect(
                 timers.execTask({}, start: start, interval: interval, repeats: repeats, async: false) == nil,

@@ -29,18 +29,23 @@ extension TimerRegistry {
 struct TimerRegistryTests {
     private let noop: @Sendable (Tick) -> Void = { _ in }
 
-    @Test("generated IDs count up, skip explicit names and are never reused")
+    @Test("generated IDs are the timer's generation, never reused; their form is reserved")
     func generatedIDs() throws {
         let timers = TestTimerService()
-        let first = try timers.schedule(after: .seconds(1)) { _ in }
-        // The next number drawn is 3 (this timer takes 2): its name is taken, so 4 is drawn.
-        try timers.schedule(id: "timer-3", after: .seconds(1)) { _ in }
-        let third = try timers.schedule(after: .seconds(1)) { _ in }
-        #expect(first == "timer-1")
-        #expect(third == "timer-4")
+        let first = try timers.scheduleTimer(.after(.seconds(1))) { _ in }
+        try timers.schedule(id: "named", after: .seconds(1)) { _ in }
+        let third = try timers.scheduleTimer(.after(.seconds(1))) { _ in }
+        #expect(first == TimerHandle(id: "timer-1", generation: 1))
+        #expect(third == TimerHandle(id: "timer-3", generation: 3))
+        #expect(first.id.isGenerated && !TimerID("named").isGenerated)
+        // A caller may not take the form, even for a number not handed out yet: a stale name
+        // kept from `execTask` could otherwise cancel a timer someone named.
+        #expect(throws: PreciseTimerError(.reservedID, id: "timer-4")) {
+            try timers.schedule(id: "timer-4", after: .seconds(1)) { _ in }
+        }
         #expect(timers.cancel(first))
         let fourth = try timers.schedule(after: .seconds(1)) { _ in }
-        #expect(fourth == "timer-5")
+        #expect(fourth == "timer-4")
         #expect(timers.scheduledCount == 3)
     }
 

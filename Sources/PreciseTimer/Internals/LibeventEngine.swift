@@ -1,4 +1,5 @@
 import CLibevent
+import PreciseTimerCore
 import Dispatch
 import Glibc
 import Synchronization
@@ -458,7 +459,7 @@ final class LibeventEngine: @unchecked Sendable {
     /// later `schedule` throw this failure. A shutdown that came first keeps its reason.
     private func fail(function: String, returnCode: Int32) {
         let error = PreciseTimerError(.libeventFailure, function: function, returnCode: returnCode, errno: Glibc.errno)
-        if self.core.close(.failed(error)) { self.core.instruments.engineFailed(error) }
+        self.core.close(.failed(error))
     }
 
     /// Makes the engine see `failure` at its next chance (tests only), and rings the doorbell.

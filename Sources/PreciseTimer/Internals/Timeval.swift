@@ -1,4 +1,5 @@
 import CLibevent
+import PreciseTimerCore
 
 extension timeval {
     /// Converts a duration for libevent, rounding **up** to the next whole microsecond so a

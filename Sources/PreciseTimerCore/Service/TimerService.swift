@@ -16,79 +16,41 @@
 ///   ``cancelAll()``, ``shutdown()``) returns, no call that the old state allowed *begins*; a call
 ///   that had already begun (its handler running on another thread) may still finish.
 ///
-/// Every requirement is written out by each conformer: the convenience overloads with default
-/// arguments (``schedule(id:after:_:)`` and the others in `TimerService+DefaultArguments.swift`)
-/// have different signatures, so a conformer that forgets a requirement does not compile.
+/// The services of this package share one implementation of the requirements. A conformer of
+/// your own (a forwarding or recording wrapper) writes every requirement out: the scheduling
+/// calls (``schedule(id:after:options:_:)`` and the others) and the overloads with default
+/// arguments are written once on ``scheduleTimer(_:id:options:_:)``, with signatures no
+/// requirement has, so a conformer that forgets a requirement does not compile.
 public protocol TimerService: AnyObject, Sendable {
     /// The service's current time, on the clock its deadlines live on (`CLOCK_MONOTONIC` for the
     /// real services; the virtual time of a test service).
     var now: MonotonicInstant { get }
 
-    /// Schedules a one-shot timer: it fires once after `delay`, then its ID is removed
-    /// automatically (one-shot auto-cancel), so the handler may reuse it.
+    /// Schedules a timer and returns its identity: the ID and the generation that only this timer
+    /// of this service ever has. The one scheduling requirement: ``schedule(id:after:options:_:)``
+    /// and the other scheduling calls are written on it, and every adapter keeps the handle it
+    /// returns (see ``TimerHandle``).
     ///
-    /// - Parameters:
-    ///   - id: The timer's name, or `nil` for a generated one that is never reused.
-    ///   - delay: Time from now to the deadline; `.zero` fires as soon as possible.
-    ///   - options: Executor (and missed-tick policy, ignored for one-shots).
-    ///   - handler: Called once with the ``Tick``.
-    /// - Returns: The timer's ID.
-    /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidDelay``,
-    ///   ``PreciseTimerError/Code/emptyID``, ``PreciseTimerError/Code/duplicateID`` or
-    ///   ``PreciseTimerError/Code/shutDown``; nothing is registered then.
-    @discardableResult
-    func schedule(
-        id: TimerID?, after delay: Duration, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID
-
-    /// Schedules a one-shot timer at an absolute deadline. A deadline in the past fires as soon
-    /// as possible (its ``Tick/scheduledAt`` is still `deadline`, so ``Tick/lateness`` says how
-    /// far in the past it was).
-    ///
-    /// - Throws: ``PreciseTimerError/Code/invalidDelay`` when `deadline` is more than
-    ///   ``PreciseTimer/maximumDuration`` from now, and the errors of
-    ///   ``schedule(id:after:options:_:)``.
-    @discardableResult
-    func schedule(
-        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID
-
-    /// Schedules a repeating timer at a fixed rate: deadlines are `start + k·interval`, so it
+    /// A one-shot fires once, then its ID is removed automatically (one-shot auto-cancel), so the
+    /// handler may reuse it. A repeating timer fires at a fixed rate, `first + k·interval`, so it
     /// does not drift; late fires are handled by `options.missedTicks`.
     ///
     /// - Parameters:
+    ///   - trigger: When it fires (``TimerTrigger``).
     ///   - id: The timer's name, or `nil` for a generated one that is never reused.
-    ///   - interval: The period; at least ``PreciseTimer/minimumInterval``.
-    ///   - delay: Time to the first fire, or `nil` for one interval.
-    ///   - options: Executor and missed-tick policy.
-    ///   - handler: Called at every fire until the timer is cancelled.
-    /// - Returns: The timer's ID.
-    /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidInterval``,
-    ///   ``PreciseTimerError/Code/invalidDelay``, ``PreciseTimerError/Code/emptyID``,
-    ///   ``PreciseTimerError/Code/duplicateID`` or ``PreciseTimerError/Code/shutDown``.
+    ///   - options: Executor and missed-tick policy (ignored for one-shots).
+    ///   - handler: Called at every fire with the ``Tick``.
+    /// - Returns: The timer's ``TimerHandle``.
+    /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidDelay`` (a delay or
+    ///   deadline out of range), ``PreciseTimerError/Code/invalidInterval``,
+    ///   ``PreciseTimerError/Code/emptyID``, ``PreciseTimerError/Code/reservedID``,
+    ///   ``PreciseTimerError/Code/duplicateID`` or ``PreciseTimerError/Code/shutDown``; nothing is
+    ///   registered then.
     @discardableResult
-    func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
-        options: TimerOptions,
+    func scheduleTimer(
+        _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID
-
-    /// Schedules a repeating timer whose grid starts at an absolute instant: deadlines are
-    /// `start + k·interval`. A `start` in the past anchors the grid there: the first call comes
-    /// as soon as possible and, under ``MissedTickPolicy/skip``, reports the periods already
-    /// passed in ``Tick/missed``.
-    ///
-    /// - Throws: as ``scheduleRepeating(id:every:startingAfter:options:_:)``;
-    ///   ``PreciseTimerError/Code/invalidDelay`` when `start` is more than
-    ///   ``PreciseTimer/maximumDuration`` from now.
-    @discardableResult
-    func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
-        options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> TimerID
+    ) throws -> TimerHandle
 
     /// Moves a scheduled timer's next deadline to now + `delay`, keeping its ID, handler,
     /// options, ``Tick/count`` and its place among equal deadlines. A repeating timer's grid

@@ -7,4 +7,13 @@ package protocol TimerDoorbell: AnyObject, Sendable {
     /// Asks the loop to look at the earliest deadline again (it sleeps past a new one).
     /// Called without the registry lock held; must not block.
     func wake()
+    /// Asks the CPU to start loading the memory at `address` (a bit pattern, possibly stale),
+    /// which the loop reads soon: the next due timer's node, while the current one runs, so a
+    /// storm of due timers does not wait for one cache miss per timer in series. A hint only;
+    /// drivers without a way to say it do nothing (the default).
+    func prefetch(address: UInt)
+}
+
+extension TimerDoorbell {
+    package func prefetch(address: UInt) {}
 }

@@ -55,6 +55,15 @@ package final class TimerCore: Sendable {
     package let inFlight = InFlightCalls()
     /// Fires once the core closes.
     package let closeNotice = CloseNotice()
+    /// The ``ProcessGeneration`` of the process that created the core (see ``isInherited``).
+    private let processGeneration = ProcessGeneration.current()
+
+    /// Whether this is a child process that inherited the core through `fork()`: its driver does
+    /// not exist here and a shard's semaphore may have been copied while held, so the services
+    /// touch nothing (``TimerCoreService``).
+    package var isInherited: Bool {
+        ProcessGeneration.current() != self.processGeneration
+    }
 
     /// The number of shards: a power of two, at most 64 (one bit each in ``dirty``). 64 keeps a
     /// shard of a million timers at ~16 000 (its table and heap grow in well under a
@@ -108,65 +117,35 @@ package final class TimerCore: Sendable {
 
     // MARK: Scheduling
 
-    @discardableResult
+    /// Registers a timer and hands out its identity: the ID, and the generation that only this
+    /// timer of this core ever has. Everything built on a service takes the identity from here,
+    /// never by looking it up afterwards (by then a one-shot may have fired and its ID been reused).
+    ///
+    /// - Throws: ``PreciseTimerError/Code/emptyID``, ``PreciseTimerError/Code/reservedID``,
+    ///   the trigger's validation errors, ``PreciseTimerError/Code/duplicateID`` and the close reason.
     package func schedule(
-        id: TimerID?, after delay: Duration, options: TimerOptions,
+        _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws(PreciseTimerError) -> TimerID {
-        try self.add(id: id, TimerRequest(after: delay, now: self.doorbell.now(), id: id), options: options, handler)
-    }
-
-    @discardableResult
-    package func schedule(
-        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws(PreciseTimerError) -> TimerID {
-        try self.add(id: id, TimerRequest(at: deadline, now: self.doorbell.now(), id: id), options: options, handler)
-    }
-
-    @discardableResult
-    package func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
-        options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws(PreciseTimerError) -> TimerID {
-        let request = try TimerRequest(every: interval, startingAfter: delay, now: self.doorbell.now(), id: id)
-        return try self.add(id: id, request, options: options, handler)
-    }
-
-    @discardableResult
-    package func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
-        options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws(PreciseTimerError) -> TimerID {
-        let request = try TimerRequest(every: interval, startingAt: start, now: self.doorbell.now(), id: id)
-        return try self.add(id: id, request, options: options, handler)
-    }
-
-    private func add(
-        id: TimerID?, _ request: TimerRequest, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws(PreciseTimerError) -> TimerID {
-        if let id, id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
+    ) throws(PreciseTimerError) -> TimerHandle {
+        if let id {
+            if id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
+            if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
+        }
+        let request = try trigger.request(now: self.doorbell.now(), id: id)
         // Built outside the lock: if the registry refuses it, its handler is released out here.
         let node = TimerNode(
             id: id ?? "", deadline: request.deadline, interval: request.interval, options: options, handler: handler)
-        while true {
-            let number = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
-            node.sequence = number
-            node.name(id ?? TimerID(TimerRegistry.generatedName(number)))
-            let shard = self.shard(for: node.hash)
-            do throws(PreciseTimerError) {
-                if try self.shards[shard].withLock({ (registry) throws(PreciseTimerError) in try registry.add(node) }) {
-                    self.wakeLoop(for: shard, deadline: request.deadline)
-                }
-                self.instruments.scheduled()
-                return node.id
-            } catch  where error.code == .duplicateID && id == nil {
-                continue  // A caller chose this generated name: draw the next number.
-            }
+        let number = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
+        node.sequence = number
+        // A generated name is unique by construction: its number is this timer's generation, and
+        // no explicit ID may take the generated form.
+        node.name(id ?? TimerID(generatedNumber: number))
+        let shard = self.shard(for: node.hash)
+        if try self.shards[shard].withLock({ (registry) throws(PreciseTimerError) in try registry.add(node) }) {
+            self.wakeLoop(for: shard, deadline: request.deadline)
         }
+        self.instruments.scheduled()
+        return TimerHandle(id: node.id, generation: number)
     }
 
     // MARK: Control
@@ -291,6 +270,7 @@ package final class TimerCore: Sendable {
         // for 100 000 timers) took the cooperative pool's threads on Linux, where they are the
         // same threads, and starved every task of the process for seconds under load.
         for shard in swept { shard.release() }
+        self.instruments.closed(reason)
         self.instruments.ended(swept.reduce(0) { $0 + $1.count })
         self.closeNotice.fire()
         return true
@@ -331,7 +311,7 @@ package final class TimerCore: Sendable {
             self.heads[index] = newHead
             guard case .fire(let fire) = next else { continue }  // The head had gone stale.
             // The next timer's node starts loading while this one runs (a storm's nodes are cold).
-            prefetch(address: self.heads.earliest().head.address)
+            self.doorbell.prefetch(address: self.heads.earliest().head.address)
             if let queue = fire.node.queue {
                 if self.hopsSynchronously {
                     queue.sync { self.hop(fire) }

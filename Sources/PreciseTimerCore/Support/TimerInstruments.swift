@@ -114,8 +114,17 @@ package final class TimerInstruments: Sendable {
             "Timer handler stalled the loop thread: every other timer waited for it", metadata: metadata)
     }
 
+    /// The core closed (its timers are ended): a debug line for a shutdown, one error line for
+    /// an engine failure.
+    package func closed(_ reason: TimerRegistry.End) {
+        switch reason {
+        case .shutDown: self.logger.debug("Timer service shut down")
+        case .failed(let error): self.engineFailed(error)
+        }
+    }
+
     /// The engine failed under a running service (every timer has been ended): one error line.
-    package func engineFailed(_ error: PreciseTimerError) {
+    private func engineFailed(_ error: PreciseTimerError) {
         var metadata: Logger.Metadata = [:]
         if let function = error.function { metadata["timer.function"] = "\(function)" }
         if let returnCode = error.returnCode { metadata["timer.return_code"] = "\(returnCode)" }
@@ -123,13 +132,5 @@ package final class TimerInstruments: Sendable {
         self.logger.error(
             "Timer engine failed: every timer ended, and the service schedules nothing more", error: error,
             metadata: metadata)
-    }
-}
-
-extension TimerInstruments {
-    /// The instruments a ``PreciseTimer/Configuration`` asks for.
-    package convenience init(_ configuration: PreciseTimer.Configuration) {
-        self.init(
-            logger: configuration.logger, metrics: configuration.metrics, stallThreshold: configuration.stallThreshold)
     }
 }

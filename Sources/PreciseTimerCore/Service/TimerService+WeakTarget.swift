@@ -22,11 +22,7 @@ extension TimerService {
         id: TimerID? = nil, after delay: Duration, options: TimerOptions = .init(), target: Target,
         _ action: @escaping @Sendable (Target, Tick) -> Void
     ) throws -> TimerID {
-        let weakTarget = WeakTarget(target)
-        return try self.schedule(id: id, after: delay, options: options) { tick in
-            guard let target = weakTarget.value else { return }
-            action(target, tick)
-        }
+        try self.scheduleTimer(.after(delay), id: id, options: options, target: target, action).id
     }
 
     /// Schedules a repeating timer that holds `target` weakly and passes it to `action`. Once the
@@ -48,13 +44,35 @@ extension TimerService {
         options: TimerOptions = .init(), target: Target,
         _ action: @escaping @Sendable (Target, Tick) -> Void
     ) throws -> TimerID {
+        try self.scheduleTimer(
+            .every(interval, startingAfter: delay), id: id, options: options, target: target, action
+        ).id
+    }
+
+    /// Schedules a timer that holds `target` weakly and passes it to `action`, and returns its
+    /// identity. Once the target is gone, a one-shot does not call `action`, and a repeating
+    /// timer cancels itself at its next fire (exactly this timer: a newer one that reused an
+    /// explicit ID is left alone), so an owner that schedules on itself this way always
+    /// deallocates.
+    ///
+    /// - Parameters:
+    ///   - trigger: When it fires.
+    ///   - id: The timer's name, or `nil` for a generated one.
+    ///   - options: Executor and missed-tick policy.
+    ///   - target: The object the action works on; held weakly.
+    ///   - action: Called with the target and the ``Tick`` while the target lives.
+    /// - Returns: The timer's ``TimerHandle``.
+    /// - Throws: What ``TimerService/scheduleTimer(_:id:options:_:)`` throws.
+    @discardableResult
+    public func scheduleTimer<Target: AnyObject & Sendable>(
+        _ trigger: TimerTrigger, id: TimerID? = nil, options: TimerOptions = .init(), target: Target,
+        _ action: @escaping @Sendable (Target, Tick) -> Void
+    ) throws -> TimerHandle {
         let weakTarget = WeakTarget(target)
-        // The handler holds the service weakly too: a strong reference would keep the service
-        // alive through its own registry until the target died.
-        return try self.scheduleRepeating(id: id, every: interval, startingAfter: delay, options: options) {
-            [weak self] tick in
+        // The handler holds the service weakly: a strong reference would keep the service alive
+        // through its own registry until the target died.
+        return try self.scheduleTimer(trigger, id: id, options: options) { [weak self] tick in
             guard let target = weakTarget.value else {
-                // Exactly this timer: a newer one that reused an explicit ID is left alone.
                 self?.cancel(tick)
                 return
             }

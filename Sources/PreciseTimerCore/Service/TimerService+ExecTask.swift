@@ -10,7 +10,8 @@ extension TimerService {
     /// - Parameters:
     ///   - task: The work.
     ///   - start: Seconds to the first run; must be finite and not negative.
-    ///   - interval: Seconds between runs when `repeats`; must be finite and positive then.
+    ///   - interval: Seconds between runs when `repeats`; must be finite and positive then, and
+    ///     is not read otherwise.
     ///   - repeats: Whether to run every `interval` after the first run.
     ///   - async: `true` runs `task` on a global queue, `false` on the service's own thread.
     /// - Returns: The timer's name for ``cancelTask(_:)``, or `nil` when a value is invalid (or
@@ -19,21 +20,8 @@ extension TimerService {
         _ task: @escaping @Sendable () -> Void, start: Double, interval: Double,
         repeats: Bool, async: Bool
     ) -> String? {
-        let options = TimerOptions(executor: async ? .queue(.global()) : .loop)
-        do {
-            let delay = try Duration.checkedSeconds(start)
-            let id: TimerID
-            if repeats {
-                id = try self.scheduleRepeating(
-                    every: try Duration.checkedSeconds(interval), startingAfter: delay, options: options
-                ) { _ in task() }
-            } else {
-                guard interval.isFinite else { return nil }
-                id = try self.schedule(after: delay, options: options) { _ in task() }
-            }
-            return id.rawValue
-        } catch {
-            return nil
+        self.execTask(start: start, interval: interval, repeats: repeats, async: async) { trigger, options in
+            try self.scheduleTimer(trigger, id: nil, options: options) { _ in task() }
         }
     }
 
@@ -45,20 +33,25 @@ extension TimerService {
         target: Target, action: @escaping @Sendable (Target) -> Void, start: Double, interval: Double,
         repeats: Bool, async: Bool
     ) -> String? {
+        self.execTask(start: start, interval: interval, repeats: repeats, async: async) { trigger, options in
+            try self.scheduleTimer(trigger, id: nil, options: options, target: target) { target, _ in action(target) }
+        }
+    }
+
+    /// Both forms: checks the seconds, then schedules through `schedule`. `interval` is read only
+    /// when the task repeats.
+    private func execTask(
+        start: Double, interval: Double, repeats: Bool, async: Bool,
+        schedule: (TimerTrigger, TimerOptions) throws -> TimerHandle
+    ) -> String? {
         let options = TimerOptions(executor: async ? .queue(.global()) : .loop)
         do {
             let delay = try Duration.checkedSeconds(start)
-            let id: TimerID
-            if repeats {
-                id = try self.scheduleRepeating(
-                    every: try Duration.checkedSeconds(interval), startingAfter: delay, options: options,
-                    target: target
-                ) { target, _ in action(target) }
-            } else {
-                guard interval.isFinite else { return nil }
-                id = try self.schedule(after: delay, options: options, target: target) { target, _ in action(target) }
-            }
-            return id.rawValue
+            let trigger: TimerTrigger =
+                repeats ? .every(try Duration.checkedSeconds(interval), startingAfter: delay) : .after(delay)
+            // A generated ID: never reused, and of a form no explicit ID may take, so the name
+            // names this task for the life of the service.
+            return try schedule(trigger, options).id.rawValue
         } catch {
             return nil
         }

@@ -42,7 +42,7 @@ package struct TimerRequest: Sendable {
         _ deadline: MonotonicInstant, now: Int64, id: TimerID?
     ) throws(PreciseTimerError) -> Int64 {
         let (distance, overflow) = deadline.nanoseconds.subtractingReportingOverflow(now)
-        guard !overflow, distance.magnitude <= PreciseTimer.maximumNanoseconds.magnitude else {
+        guard !overflow, distance.magnitude <= TimerLimits.maximumNanoseconds.magnitude else {
             throw PreciseTimerError(
                 .invalidDelay, id: id, value: "\(deadline) (now \(MonotonicInstant(nanoseconds: now)))")
         }

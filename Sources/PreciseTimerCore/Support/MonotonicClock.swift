@@ -1,4 +1,3 @@
-import CLibevent
 import Glibc
 
 /// `clock_gettime(CLOCK_MONOTONIC)` in nanoseconds: the clock every deadline lives on, and the

@@ -10,20 +10,23 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
     /// What went wrong. Compare with the static members; new codes may be added.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
-            case invalidDelay, invalidInterval, emptyID, duplicateID, shutDown, libeventFailure
+            case invalidDelay, invalidInterval, emptyID, reservedID, duplicateID, shutDown, libeventFailure
             case systemFailure, invalidConfiguration, invalidEventBase
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
 
         /// A delay was negative, not finite, or beyond what the clock can represent
-        /// (``PreciseTimer/maximumDuration``).
+        /// (``TimerService/maximumDuration``).
         public static let invalidDelay = Code(.invalidDelay)
         /// A repeating interval was zero, negative, not finite, or beyond
-        /// ``PreciseTimer/maximumDuration``.
+        /// ``TimerService/maximumDuration``.
         public static let invalidInterval = Code(.invalidInterval)
         /// The ID was the empty string.
         public static let emptyID = Code(.emptyID)
+        /// An explicit ID has the form reserved for generated IDs (`timer-` and digits, see
+        /// ``TimerID/isGenerated``); nothing was scheduled.
+        public static let reservedID = Code(.reservedID)
         /// A timer with this ID is already scheduled; nothing was changed.
         public static let duplicateID = Code(.duplicateID)
         /// The service was shut down; it schedules nothing any more.

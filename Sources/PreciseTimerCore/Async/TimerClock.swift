@@ -114,8 +114,8 @@ final class Sleeper: Sendable {
 
     private struct State {
         var phase = Phase.idle
-        /// The scheduled timer, once `schedule` has returned.
-        var timer: (id: TimerID, generation: UInt64?)?
+        /// The scheduled timer, once `scheduleTimer` has returned.
+        var timer: TimerHandle?
     }
 
     private let service: any TimerService
@@ -142,20 +142,19 @@ final class Sleeper: Sendable {
         let link = SleeperLink(self)
         withExtendedLifetime(link) {
             do {
-                let id = try self.service.schedule(id: nil, at: deadline, options: TimerOptions()) { _ in
+                // The handle is this sleep's timer, whatever happened to it since: cancelling it
+                // never reaches another timer.
+                let timer = try self.service.scheduleTimer(.at(deadline), id: nil, options: TimerOptions()) { _ in
                     link.sleeper.finish(with: .success(()))
                 }
-                // Generated IDs are never reused, so this is this sleep's timer or, if it already
-                // fired, nothing.
-                let timer = (id: id, generation: self.service.generation(of: id))
                 let ended = self.state.withLock { state -> Bool in
                     guard case .waiting = state.phase else { return true }
                     state.timer = timer
                     return false
                 }
                 // Cancelled (or fired) while `schedule` ran: `cancel()` could not see the timer.
-                if ended, let generation = timer.generation {
-                    self.service.cancel(id, generation: generation)
+                if ended {
+                    self.service.cancel(timer)
                 }
             } catch {
                 self.finish(with: .failure(error))
@@ -165,8 +164,7 @@ final class Sleeper: Sendable {
 
     /// Task cancellation: ends the sleep with `CancellationError` and cancels its timer.
     func cancel() {
-        let (continuation, timer) = self.state.withLock {
-            state -> (Continuation?, (id: TimerID, generation: UInt64?)?) in
+        let (continuation, timer) = self.state.withLock { state -> (Continuation?, TimerHandle?) in
             switch state.phase {
             case .idle:
                 state.phase = .cancelled
@@ -180,8 +178,8 @@ final class Sleeper: Sendable {
         }
         // Cancel first: the handler is released with the phase already `.done`, so the link's
         // deinit does nothing.
-        if let timer, let generation = timer.generation {
-            self.service.cancel(timer.id, generation: generation)
+        if let timer {
+            self.service.cancel(timer)
         }
         continuation?.resume(throwing: CancellationError())
     }

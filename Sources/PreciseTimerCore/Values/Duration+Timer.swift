@@ -10,7 +10,7 @@ extension Duration {
     /// - Returns: The duration, rounded up to the next nanosecond.
     /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidDelay`` and the value.
     public static func checkedSeconds(_ seconds: Double) throws(PreciseTimerError) -> Duration {
-        let limit = Double(PreciseTimer.maximumNanoseconds) / 1e9
+        let limit = Double(TimerLimits.maximumNanoseconds) / 1e9
         guard seconds.isFinite, seconds >= 0, seconds <= limit else {
             throw PreciseTimerError(.invalidDelay, value: "\(seconds) s")
         }
@@ -21,11 +21,11 @@ extension Duration {
     /// is negative or longer than ``PreciseTimer/maximumDuration``.
     package var timerNanoseconds: Int64? {
         let (seconds, attoseconds) = self.components
-        guard seconds >= 0, attoseconds >= 0, seconds <= PreciseTimer.maximumNanoseconds / 1_000_000_000 else {
+        guard seconds >= 0, attoseconds >= 0, seconds <= TimerLimits.maximumNanoseconds / 1_000_000_000 else {
             return nil
         }
         let nanoseconds = seconds * 1_000_000_000 + (attoseconds + 999_999_999) / 1_000_000_000
-        return nanoseconds <= PreciseTimer.maximumNanoseconds ? nanoseconds : nil
+        return nanoseconds <= TimerLimits.maximumNanoseconds ? nanoseconds : nil
     }
 
     /// Validates a one-shot delay or a first-fire delay.
@@ -38,7 +38,7 @@ extension Duration {
 
     /// Validates a repeating interval: at least ``PreciseTimer/minimumInterval`` and within range.
     package func validatedInterval(for id: TimerID?) throws(PreciseTimerError) -> Int64 {
-        guard let nanoseconds = self.timerNanoseconds, nanoseconds >= PreciseTimer.minimumIntervalNanoseconds else {
+        guard let nanoseconds = self.timerNanoseconds, nanoseconds >= TimerLimits.minimumIntervalNanoseconds else {
             throw PreciseTimerError(.invalidInterval, id: id, value: "\(self)")
         }
         return nanoseconds

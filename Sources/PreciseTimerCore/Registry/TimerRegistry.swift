@@ -106,25 +106,6 @@ package struct TimerRegistry {
         return self.push(node)
     }
 
-    /// `"timer-" + n` without string interpolation: up to `timer-999999999` the result is a small
-    /// string stored inline, with no allocation (a million pending timers is a normal load).
-    package static func generatedName(_ number: UInt64) -> String {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26) { buffer in
-            let prefix: StaticString = "timer-"
-            var length = prefix.utf8CodeUnitCount
-            for index in 0..<length { buffer[index] = prefix.utf8Start[index] }
-            var digits = number
-            let firstDigit = length
-            repeat {
-                buffer[length] = UInt8(ascii: "0") + UInt8(digits % 10)
-                digits /= 10
-                length += 1
-            } while digits > 0
-            buffer[firstDigit..<length].reverse()
-            return String(decoding: buffer[0..<length], as: UTF8.self)
-        }
-    }
-
     /// Puts a node in the heap at its `deadline`, keeping its original place among equal
     /// deadlines. Returns `true` if it comes before what the loop is sure to look at here: the
     /// caller then marks the shard for the loop and wakes it if it sleeps past this deadline

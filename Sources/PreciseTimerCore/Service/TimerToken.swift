@@ -5,7 +5,7 @@
 /// final class Cache: Sendable {
 ///     private let evictor: TimerToken
 ///     init(timers: PreciseTimer, store: Store) throws {
-///         self.evictor = try timers.scheduleRepeating(every: .seconds(60)) { _ in store.evictExpired() }
+///         self.evictor = try timers.scheduleTimer(.every(.seconds(60))) { _ in store.evictExpired() }
 ///             .token(on: timers)
 ///     }
 /// }
@@ -20,9 +20,11 @@
 /// inside any handler, and gives the same guarantee: once the release returns, the handler never
 /// starts again (a call already running on another thread may finish).
 ///
-/// The token cancels exactly the timer that was scheduled under its ID when it was made (by its
-/// ``TimerService/generation(of:)``): if that timer ended and a later one reused the explicit ID,
-/// releasing the token leaves the later one alone.
+/// The token cancels exactly one timer: the one its ``TimerHandle`` names (``TimerHandle/token(on:)``),
+/// so if that timer ended and a later one reused the explicit ID, releasing the token leaves the
+/// later one alone. A token made from an ID alone (``TimerID/token(on:)``) names the timer
+/// scheduled under that ID when the token is made, which for an explicit ID may already be a
+/// newer timer if the first one ended in between: make tokens from handles.
 public final class TimerToken: Sendable {
     /// The timer this token cancels.
     public let id: TimerID
@@ -31,8 +33,16 @@ public final class TimerToken: Sendable {
     public let generation: UInt64?
     private weak let service: (any TimerService)?
 
-    /// Creates a token for the timer now scheduled under `id` on `service`. Usually made with
-    /// ``TimerID/token(on:)``.
+    /// Creates a token for exactly the timer `handle` names. Usually made with
+    /// ``TimerHandle/token(on:)``.
+    public init(_ handle: TimerHandle, service: any TimerService) {
+        self.id = handle.id
+        self.generation = handle.generation
+        self.service = service
+    }
+
+    /// Creates a token for the timer now scheduled under `id` on `service` (its generation is
+    /// looked up now; prefer ``init(_:service:)`` with the handle the timer was scheduled with).
     public init(id: TimerID, service: any TimerService) {
         self.id = id
         self.generation = service.generation(of: id)

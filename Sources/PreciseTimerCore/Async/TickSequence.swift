@@ -58,15 +58,14 @@ public struct TickSequence: AsyncSequence, Sendable {
         // The handler holds the only reference to `link`: when the service releases the handler
         // (cancel, shutdown, cancelAll), `link`'s deinit ends the iteration.
         let link = TickLink(buffer)
-        let timer = withExtendedLifetime(link) { () -> (id: TimerID, generation: UInt64?)? in
+        let timer = withExtendedLifetime(link) { () -> TimerHandle? in
             do {
-                let id = try self.service.scheduleRepeating(
-                    id: nil, every: self.interval, startingAfter: self.delay,
+                return try self.service.scheduleTimer(
+                    .every(self.interval, startingAfter: self.delay), id: nil,
                     options: TimerOptions(missedTicks: self.missedTicks)
                 ) { tick in
                     link.buffer.deliver(tick)
                 }
-                return (id, self.service.generation(of: id))
             } catch {
                 buffer.end(dropWaiting: false)
                 return nil
@@ -110,9 +109,9 @@ public struct TickSequence: AsyncSequence, Sendable {
 final class TickLifetime: Sendable {
     let buffer: TickBuffer
     private let service: any TimerService
-    private let timer: (id: TimerID, generation: UInt64?)?
+    private let timer: TimerHandle?
 
-    init(service: any TimerService, buffer: TickBuffer, timer: (id: TimerID, generation: UInt64?)?) {
+    init(service: any TimerService, buffer: TickBuffer, timer: TimerHandle?) {
         self.service = service
         self.buffer = buffer
         self.timer = timer
@@ -126,8 +125,8 @@ final class TickLifetime: Sendable {
     /// Idempotent.
     func stop() {
         self.buffer.end(dropWaiting: true)
-        if let timer = self.timer, let generation = timer.generation {
-            self.service.cancel(timer.id, generation: generation)
+        if let timer = self.timer {
+            self.service.cancel(timer)
         }
     }
 }

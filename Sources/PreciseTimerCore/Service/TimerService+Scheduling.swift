@@ -1,0 +1,96 @@
+// The scheduling calls, each written once on the one requirement that registers a timer and
+// returns its identity (`scheduleTimer`). They return the ID only; keep the ``TimerHandle`` from
+// `scheduleTimer` when a later cancel must never reach a newer timer that reused an explicit ID.
+
+extension TimerService {
+    /// Schedules a one-shot timer: it fires once after `delay`, then its ID is removed
+    /// automatically (one-shot auto-cancel), so the handler may reuse it.
+    ///
+    /// - Parameters:
+    ///   - id: The timer's name, or `nil` for a generated one that is never reused.
+    ///   - delay: Time from now to the deadline; `.zero` fires as soon as possible.
+    ///   - options: Executor (and missed-tick policy, ignored for one-shots).
+    ///   - handler: Called once with the ``Tick``.
+    /// - Returns: The timer's ID.
+    /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidDelay``,
+    ///   ``PreciseTimerError/Code/emptyID``, ``PreciseTimerError/Code/reservedID``, ``PreciseTimerError/Code/duplicateID`` or
+    ///   ``PreciseTimerError/Code/shutDown``; nothing is registered then.
+    @discardableResult
+    public func schedule(
+        id: TimerID?, after delay: Duration, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.scheduleTimer(.after(delay), id: id, options: options, handler).id
+    }
+
+    /// Schedules a one-shot timer at an absolute deadline. A deadline in the past fires as soon
+    /// as possible (its ``Tick/scheduledAt`` is still `deadline`, so ``Tick/lateness`` says how
+    /// far in the past it was).
+    ///
+    /// - Throws: ``PreciseTimerError/Code/invalidDelay`` when `deadline` is more than
+    ///   ``TimerService/maximumDuration`` from now, and the errors of
+    ///   ``TimerService/schedule(id:after:options:_:)``.
+    @discardableResult
+    public func schedule(
+        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.scheduleTimer(.at(deadline), id: id, options: options, handler).id
+    }
+
+    /// Schedules a repeating timer at a fixed rate: deadlines are `start + k·interval`, so it
+    /// does not drift; late fires are handled by `options.missedTicks`.
+    ///
+    /// - Parameters:
+    ///   - id: The timer's name, or `nil` for a generated one that is never reused.
+    ///   - interval: The period; at least ``TimerService/minimumInterval``.
+    ///   - delay: Time to the first fire, or `nil` for one interval.
+    ///   - options: Executor and missed-tick policy.
+    ///   - handler: Called at every fire until the timer is cancelled.
+    /// - Returns: The timer's ID.
+    /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidInterval``,
+    ///   ``PreciseTimerError/Code/invalidDelay``, ``PreciseTimerError/Code/emptyID``,
+    ///   ``PreciseTimerError/Code/duplicateID`` or ``PreciseTimerError/Code/shutDown``.
+    @discardableResult
+    public func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.scheduleTimer(.every(interval, startingAfter: delay), id: id, options: options, handler).id
+    }
+
+    /// Schedules a repeating timer whose grid starts at an absolute instant: deadlines are
+    /// `start + k·interval`. A `start` in the past anchors the grid there: the first call comes
+    /// as soon as possible and, under ``MissedTickPolicy/skip``, reports the periods already
+    /// passed in ``Tick/missed``.
+    ///
+    /// - Throws: as ``TimerService/scheduleRepeating(id:every:startingAfter:options:_:)``;
+    ///   ``PreciseTimerError/Code/invalidDelay`` when `start` is more than
+    ///   ``TimerService/maximumDuration`` from now.
+    @discardableResult
+    public func scheduleRepeating(
+        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
+        options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.scheduleTimer(.every(interval, startingAt: start), id: id, options: options, handler).id
+    }
+
+    /// ``scheduleTimer(_:id:options:_:)`` with default ``TimerOptions``.
+    @discardableResult
+    public func scheduleTimer(
+        _ trigger: TimerTrigger, id: TimerID? = nil, _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerHandle {
+        try self.scheduleTimer(trigger, id: id, options: TimerOptions(), handler)
+    }
+
+    /// Cancels exactly the timer `handle` names (``cancel(_:generation:)``): a newer timer that
+    /// reused its ID is left alone.
+    ///
+    /// - Returns: `true` if that very timer was scheduled and is now cancelled.
+    @discardableResult
+    public func cancel(_ handle: TimerHandle) -> Bool {
+        self.cancel(handle.id, generation: handle.generation)
+    }
+}
