@@ -41,7 +41,7 @@ import Synchronization
 /// so set it below the group's `maximumGracefulShutdownDuration`, or to `.zero` to return as soon
 /// as the timers are ended.
 extension PreciseTimer: Service {
-    /// Runs until graceful shutdown, task cancellation or a direct ``PreciseTimer/shutdown()``,
+    /// Runs until graceful shutdown, task cancellation or a direct ``/PreciseTimerCore/TimerService/shutdown()``,
     /// then shuts the service down and returns.
     ///
     /// The timers run from ``PreciseTimer/init(configuration:)`` on: `run()` only ties the
@@ -52,7 +52,7 @@ extension PreciseTimer: Service {
     /// No thread of Swift concurrency's cooperative pool waits meanwhile. It never throws: a
     /// `ServiceGroup` sees a service that finished when told to.
     ///
-    /// A service shut down directly (``PreciseTimer/shutdown()``, from anywhere, or ended by a
+    /// A service shut down directly (``/PreciseTimerCore/TimerService/shutdown()``, from anywhere, or ended by a
     /// libevent failure) makes `run()` return too, after the same wait for handlers: to a
     /// `ServiceGroup` that is a service that ended on its own, which by default ends the group.
     public func run() async {

@@ -6,7 +6,7 @@ import PreciseTimerCore
 /// due on the way, at its exact deadline, in order, on the calling thread, and return when they
 /// are done.
 ///
-/// It is the same scheduling logic as ``PreciseTimer`` (the same registry, ordering, missed-tick
+/// It is the same scheduling logic as `PreciseTimer` (the same registry, ordering, missed-tick
 /// policies, errors and cancel guarantee) with a clock that stands still, in the spirit of
 /// SwiftNIO's `EmbeddedEventLoop` and swift-clocks' `TestClock`:
 ///
@@ -40,7 +40,7 @@ public final class TestTimerService: TimerCoreService {
         self.init(start: start, instruments: .disabled)
     }
 
-    /// Creates a service that logs and records its events like a ``PreciseTimer`` would, on
+    /// Creates a service that logs and records its events like a `PreciseTimer` would, on
     /// virtual time (tests of the instruments).
     package init(
         start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000), instruments: TimerInstruments
@@ -67,7 +67,7 @@ public final class TestTimerService: TimerCoreService {
     /// instant in the past fires what is due now and leaves the clock where it is.
     ///
     /// - Throws: ``PreciseTimerError/Code/invalidDelay`` when `instant` is beyond
-    ///   ``PreciseTimer/maximumDuration`` from now.
+    ///   ``TimerService/maximumDuration`` from now.
     public func advance(to instant: MonotonicInstant) throws(PreciseTimerError) {
         let target = try TimerRequest.validated(instant, now: self.clock.now(), id: nil)
         let reentered = self.advancing.withLock { advancing in

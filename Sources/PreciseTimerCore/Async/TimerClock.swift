@@ -47,7 +47,7 @@ public struct TimerClock: Clock, Sendable {
     public var now: MonotonicInstant { self.service.now }
 
     /// One nanosecond: deadlines are whole nanoseconds. What a sleep really achieves is the
-    /// service's precision (tens of microseconds for ``PreciseTimer``; see the benchmarks).
+    /// service's precision (tens of microseconds for `PreciseTimer`; see the benchmarks).
     public var minimumResolution: Duration { .nanoseconds(1) }
 
     /// Suspends the task until `deadline`.
@@ -60,7 +60,7 @@ public struct TimerClock: Clock, Sendable {
     ///   then); ``PreciseTimerError`` with ``PreciseTimerError/Code/shutDown`` when the service is
     ///   or gets shut down (or ``TimerService/cancelAll()`` withdraws the timer), and with
     ///   ``PreciseTimerError/Code/invalidDelay`` when `deadline` is more than
-    ///   ``PreciseTimer/maximumDuration`` away.
+    ///   ``TimerService/maximumDuration`` away.
     public func sleep(until deadline: MonotonicInstant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         guard deadline > self.service.now else { return }

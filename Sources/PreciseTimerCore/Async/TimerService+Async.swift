@@ -15,7 +15,7 @@ extension TimerService {
     /// service is shut down.
     ///
     /// - Parameters:
-    ///   - interval: The period; at least ``PreciseTimer/minimumInterval``.
+    ///   - interval: The period; at least ``TimerService/minimumInterval``.
     ///   - delay: Time from the start of the loop to the first tick, or `nil` for one interval.
     ///   - missedTicks: What the timer does after a late fire (see ``MissedTickPolicy``);
     ///     whatever it is, ticks the consumer could not take yet are merged.

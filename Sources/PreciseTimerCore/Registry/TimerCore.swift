@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 
-/// The scheduling logic shared by ``PreciseTimer``, `DispatchReferenceTimer`, the
+/// The scheduling logic shared by `PreciseTimer`, `DispatchReferenceTimer`, the
 /// virtual-time test service and the tests' manual driver: the registry, sharded into
 /// semaphore-guarded ``TimerRegistry`` shards, and running what they say is due in one order.
 ///

@@ -36,7 +36,7 @@ package struct TimerRequest: Sendable {
         self.deadline = try Self.validated(start, now: now, id: id)
     }
 
-    /// An absolute deadline within ``PreciseTimer/maximumDuration`` of `now`, either way, so no
+    /// An absolute deadline within ``TimerService/maximumDuration`` of `now`, either way, so no
     /// later arithmetic on it can overflow.
     package static func validated(
         _ deadline: MonotonicInstant, now: Int64, id: TimerID?

@@ -2,7 +2,7 @@
 /// missed periods), cancelled and otherwise ended, from which a recorder also keeps the number of
 /// pending timers.
 ///
-/// Set one in ``PreciseTimer/Configuration/metrics`` to turn metrics on; with `nil` (the default)
+/// Set one in `PreciseTimer.Configuration.metrics` to turn metrics on; with `nil` (the default)
 /// the service checks one optional per event and records nothing. The `PreciseTimerMetrics`
 /// product implements it on swift-metrics (`SwiftMetricsRecorder`), so only a daemon that wants
 /// metrics builds swift-metrics.

@@ -1,4 +1,4 @@
-/// A service that runs timers keyed by ``TimerID``. ``PreciseTimer`` (libevent) and
+/// A service that runs timers keyed by ``TimerID``. `PreciseTimer` (libevent) and
 /// `DispatchReferenceTimer` (Dispatch) both conform, and so behave the same way for every rule
 /// below; the adapters (weak target, `execTask`, tokens, ``TimerClock``, ``TickSequence``) are
 /// written once, on this protocol.

@@ -6,7 +6,7 @@ extension Duration {
     /// not die on a bad config value, so convert with this before scheduling.
     ///
     /// - Parameter seconds: A finite, non-negative number of seconds, at most
-    ///   ``PreciseTimer/maximumDuration``.
+    ///   ``TimerService/maximumDuration``.
     /// - Returns: The duration, rounded up to the next nanosecond.
     /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidDelay`` and the value.
     public static func checkedSeconds(_ seconds: Double) throws(PreciseTimerError) -> Duration {
@@ -18,7 +18,7 @@ extension Duration {
     }
 
     /// Whole nanoseconds, rounded up (so a deadline is never early), or `nil` when the duration
-    /// is negative or longer than ``PreciseTimer/maximumDuration``.
+    /// is negative or longer than ``TimerService/maximumDuration``.
     package var timerNanoseconds: Int64? {
         let (seconds, attoseconds) = self.components
         guard seconds >= 0, attoseconds >= 0, seconds <= TimerLimits.maximumNanoseconds / 1_000_000_000 else {
@@ -36,7 +36,7 @@ extension Duration {
         return nanoseconds
     }
 
-    /// Validates a repeating interval: at least ``PreciseTimer/minimumInterval`` and within range.
+    /// Validates a repeating interval: at least ``TimerService/minimumInterval`` and within range.
     package func validatedInterval(for id: TimerID?) throws(PreciseTimerError) -> Int64 {
         guard let nanoseconds = self.timerNanoseconds, nanoseconds >= TimerLimits.minimumIntervalNanoseconds else {
             throw PreciseTimerError(.invalidInterval, id: id, value: "\(self)")

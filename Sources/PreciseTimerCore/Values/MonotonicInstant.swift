@@ -1,7 +1,7 @@
 /// A point in time on `CLOCK_MONOTONIC`: time since boot, not counting suspend, never set back.
 ///
 /// Every deadline in this package lives on this clock, so `Tick` instants from
-/// ``PreciseTimer`` and from `DispatchReferenceTimer` can be compared with each other and with
+/// `PreciseTimer` and from `DispatchReferenceTimer` can be compared with each other and with
 /// `DispatchTime.now().uptimeNanoseconds` (the same clock on Linux).
 ///
 /// It is the ``TimerClock``'s `Instant` (`InstantProtocol`, with `Swift.Duration` as its duration

@@ -37,9 +37,9 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
         /// A system call the engine needs failed (thread, eventfd, scheduling policy);
         /// ``PreciseTimerError/function`` and ``PreciseTimerError/errno`` say which and why.
         public static let systemFailure = Code(.systemFailure)
-        /// A ``PreciseTimer/Configuration`` value is out of range.
+        /// A `PreciseTimer.Configuration` value is out of range.
         public static let invalidConfiguration = Code(.invalidConfiguration)
-        /// The `event_base` given to ``PreciseTimer/init(eventBase:configuration:)`` is `nil` or
+        /// The `event_base` given to `PreciseTimer.init(eventBase:configuration:)` is `nil` or
         /// cannot keep the service's precision (not epoll, or built without
         /// `EVENT_BASE_FLAG_PRECISE_TIMER`); ``PreciseTimerError/value`` says why.
         public static let invalidEventBase = Code(.invalidEventBase)
