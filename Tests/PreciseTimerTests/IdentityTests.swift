@@ -96,6 +96,10 @@ private final class IDReusingService: TimerService {
     func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws -> Bool {
         try self.inner.reschedule(id, at: deadline)
     }
+    func scheduleOrReschedule(
+        id: TimerID, after delay: Duration, options: TimerOptions, _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> Bool { try self.inner.scheduleOrReschedule(id: id, after: delay, options: options, handler) }
+    func deadline(of id: TimerID) -> MonotonicInstant? { self.inner.deadline(of: id) }
     func pause(_ id: TimerID) -> Bool { self.inner.pause(id) }
     func resume(_ id: TimerID) -> Bool { self.inner.resume(id) }
     func isPaused(_ id: TimerID) -> Bool { self.inner.isPaused(id) }

@@ -380,6 +380,51 @@ package final class TimerCore: Sendable {
             self.wakeLoop(for: shard, deadline: deadline)
         }
     }
+
+    // MARK: Introspection and idle timeouts
+
+    /// The next deadline of the timer under `id`, on the core's clock: `nil` when no timer has
+    /// the ID, when it is paused, or when it is a one-shot whose call has begun. While a repeating
+    /// timer's handler runs, the deadline it will be re-armed at if the call returns on time.
+    /// One shard lock and one table look-up: O(1), no copy of the registry.
+    package func deadline(of id: TimerID) -> MonotonicInstant? {
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.nextDeadline(of: id, hash: hash) }
+            .map(MonotonicInstant.init(nanoseconds:))
+    }
+
+    /// Pushes the pending timer under `id` to now + `delay` (``reschedule(_:after:)``), or, when
+    /// none is pending (or it is a one-shot whose call has begun), schedules a one-shot with
+    /// `handler` there: one step under the ID's shard lock, so two first touches of one ID never
+    /// race to ``PreciseTimerError/Code/duplicateID`` and a touch never loses to an expiry that
+    /// has not begun.
+    ///
+    /// - Returns: `true` when a new timer was created.
+    /// - Throws: ``PreciseTimerError/Code/emptyID``, ``PreciseTimerError/Code/invalidDelay``,
+    ///   ``PreciseTimerError/Code/reservedID`` (only when it would create a timer under a
+    ///   generated name) or the close reason; nothing changes then.
+    package func scheduleOrReschedule(
+        id: TimerID, after delay: Duration, options: TimerOptions, _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws(PreciseTimerError) -> Bool {
+        if id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
+        let now = self.doorbell.now()
+        let deadline = now + (try delay.validatedDelay(for: id))
+        // Built outside the lock, used or not: an unused node's handler is released out here.
+        let node = TimerNode(id: id, deadline: deadline, interval: 0, options: options, handler: handler)
+        node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
+        node.name(id)
+        let shard = self.shard(for: node.hash)
+        let (created, wake) = try self.shards[shard].withLock {
+            (registry) throws(PreciseTimerError) -> (Bool, Bool) in
+            let (found, wake) = registry.reschedule(id, hash: node.hash, to: deadline, now: now)
+            if found { return (false, wake) }
+            if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
+            return (true, try registry.add(node))
+        }
+        if wake { self.wakeLoop(for: shard, deadline: deadline) }
+        if created { self.instruments.scheduled() }
+        return created
+    }
 }
 
 /// One shard of the registry: its semaphore-guarded state, and its timer count published for

@@ -24,9 +24,7 @@ extension TimerCoreService {
         _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerHandle {
-        guard !self.core.isInherited else {
-            throw PreciseTimerError(.shutDown, id: id, value: "a service inherited through fork()")
-        }
+        try self.refuseIfInherited(id)
         return try self.core.schedule(trigger, id: id, options: options, handler)
     }
 
@@ -42,6 +40,22 @@ extension TimerCoreService {
     public func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws -> Bool {
         guard !self.core.isInherited else { return false }
         return try self.core.reschedule(id, at: deadline)
+    }
+
+    /// Moves or creates an idle timeout. See ``TimerService/scheduleOrReschedule(id:after:options:_:)``.
+    @discardableResult
+    public func scheduleOrReschedule(
+        id: TimerID, after delay: Duration, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> Bool {
+        try self.refuseIfInherited(id)
+        return try self.core.scheduleOrReschedule(id: id, after: delay, options: options, handler)
+    }
+
+    /// The next deadline of a timer. See ``TimerService/deadline(of:)``.
+    public func deadline(of id: TimerID) -> MonotonicInstant? {
+        guard !self.core.isInherited else { return nil }
+        return self.core.deadline(of: id)
     }
 
     /// Pauses a timer. See ``TimerService/pause(_:)``.
@@ -114,5 +128,12 @@ extension TimerCoreService {
         guard !self.core.isInherited else { return }
         self.core.close(.shutDown)
         self.stopEngine()
+    }
+
+    /// A forked child's service schedules nothing (see ``TimerCoreService``).
+    private func refuseIfInherited(_ id: TimerID?) throws(PreciseTimerError) {
+        guard !self.core.isInherited else {
+            throw PreciseTimerError(.shutDown, id: id, value: "a service inherited through fork()")
+        }
     }
 }

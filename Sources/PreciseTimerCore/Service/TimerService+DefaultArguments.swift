@@ -97,4 +97,12 @@ extension TimerService {
     public func cancel(_ tick: Tick) -> Bool {
         self.cancel(tick.id, generation: tick.generation)
     }
+
+    /// ``TimerService/scheduleOrReschedule(id:after:options:_:)`` with default ``TimerOptions``.
+    @discardableResult
+    public func scheduleOrReschedule(
+        id: TimerID, after delay: Duration, _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> Bool {
+        try self.scheduleOrReschedule(id: id, after: delay, options: TimerOptions(), handler)
+    }
 }

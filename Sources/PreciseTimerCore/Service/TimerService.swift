@@ -73,6 +73,30 @@ public protocol TimerService: AnyObject, Sendable {
     @discardableResult
     func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws -> Bool
 
+    /// Pushes the pending timer under `id` to now + `delay`, or, when none is pending (or its
+    /// call has begun), schedules a one-shot with `handler` there: the idle-timeout primitive for
+    /// sessions created on demand, in one atomic step. Two first touches of one ID never race to
+    /// ``PreciseTimerError/Code/duplicateID``, and a touch that comes while an expiry's call has
+    /// begun schedules a new timer instead of losing to it. An existing repeating timer is moved as
+    /// ``reschedule(_:after:)`` moves it (its grid restarts there), a paused one keeps `delay` as its
+    /// remaining time; `handler` and `options` are used only when a timer is created.
+    ///
+    /// - Returns: `true` when a new timer was created, `false` when a pending one was moved.
+    /// - Throws: ``PreciseTimerError/Code/emptyID``, ``PreciseTimerError/Code/invalidDelay``,
+    ///   ``PreciseTimerError/Code/reservedID`` (creating under a generated name) or
+    ///   ``PreciseTimerError/Code/shutDown``; nothing changes then.
+    @discardableResult
+    func scheduleOrReschedule(
+        id: TimerID, after delay: Duration, options: TimerOptions,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> Bool
+
+    /// The next deadline of the timer under `id`, on the service's clock (``now``): `nil` when no
+    /// timer has the ID, when it is paused, or when it is a one-shot whose call has begun. While
+    /// a repeating timer's handler runs, the deadline it is re-armed at if the call returns in
+    /// time. O(1): one look-up, no copy of the registry.
+    func deadline(of id: TimerID) -> MonotonicInstant?
+
     /// Pauses a timer: it stays scheduled (``isScheduled(_:)`` stays `true`) and never fires
     /// until ``resume(_:)``. Once it returns, no call begins (a call already running may finish).
     /// Idempotent; safe from any thread and from handlers.
