@@ -1,20 +1,46 @@
 import PreciseTimerCore
 
-/// A clock that only moves when told, and a doorbell that only counts its rings.
+/// Three clocks that only move when told, and a doorbell that only counts its rings.
+///
+/// The monotonic clock is `now`; the continuous clock is `now` plus the time spent suspended; the
+/// wall clock is `now` plus an offset that a step or a suspend changes.
 final class ManualDoorbell: TimerDoorbell {
-    private let state: SemaphoreGuarded<(now: Int64, wakes: Int)>
+    private struct Clocks {
+        var now: Int64
+        var wakes = 0
+        /// Total virtual suspend: continuous − monotonic.
+        var suspended: Int64 = 0
+        /// wall − monotonic.
+        var wallOffset: Int64
+    }
+    private let state: SemaphoreGuarded<Clocks>
 
-    init(now: Int64) {
-        self.state = SemaphoreGuarded((now: now, wakes: 0))
+    init(now: Int64, wallClock: Int64) {
+        self.state = SemaphoreGuarded(Clocks(now: now, wallOffset: wallClock &- now))
     }
 
     func now() -> Int64 { self.state.withLock { $0.now } }
     func wake() { self.state.withLock { $0.wakes += 1 } }
+    func wallClockNow() -> Int64 { self.state.withLock { saturatingAdd($0.now, $0.wallOffset) } }
+    func continuousNow() -> Int64 { self.state.withLock { saturatingAdd($0.now, $0.suspended) } }
 
     var wakes: Int { self.state.withLock { $0.wakes } }
 
     /// Moves the clock to `now`; never back.
     func set(_ now: Int64) {
         self.state.withLock { $0.now = max($0.now, now) }
+    }
+
+    /// Steps the wall clock to `wallClock`; the other clocks stay.
+    func setWallClock(_ wallClock: Int64) {
+        self.state.withLock { $0.wallOffset = wallClock &- $0.now }
+    }
+
+    /// Sleeps `nanoseconds`: the continuous and wall clocks move, the monotonic one does not.
+    func suspend(_ nanoseconds: Int64) {
+        self.state.withLock {
+            $0.suspended = saturatingAdd($0.suspended, nanoseconds)
+            $0.wallOffset = saturatingAdd($0.wallOffset, nanoseconds)
+        }
     }
 }

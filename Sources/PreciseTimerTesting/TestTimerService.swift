@@ -32,20 +32,29 @@ public final class TestTimerService: TimerCoreService {
     package let core: TimerCore
     private let advancing = SemaphoreGuarded(false)
 
-    /// Creates a service whose clock starts at `start`.
+    /// The wall clock a test service starts at unless told otherwise: 2026-01-01T00:00:00Z.
+    public static let defaultWallClock = WallClockInstant(nanosecondsSinceEpoch: 1_767_225_600_000_000_000)
+
+    /// Creates a service whose clocks start at `start` (monotonic and continuous) and `wallClock`.
     ///
-    /// - Parameter start: The initial virtual time; by default 1 000 s after the clock's origin,
-    ///   so tests can go back from it.
-    public convenience init(start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000)) {
-        self.init(start: start, instruments: .disabled)
+    /// - Parameters:
+    ///   - start: The initial virtual time; by default 1 000 s after the clock's origin, so tests
+    ///     can go back from it.
+    ///   - wallClock: The initial wall clock; by default ``defaultWallClock``.
+    public convenience init(
+        start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000),
+        wallClock: WallClockInstant = TestTimerService.defaultWallClock
+    ) {
+        self.init(start: start, wallClock: wallClock, instruments: .disabled)
     }
 
     /// Creates a service that logs and records its events like a `PreciseTimer` would, on
     /// virtual time (tests of the instruments).
     package init(
-        start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000), instruments: TimerInstruments
+        start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000),
+        wallClock: WallClockInstant = TestTimerService.defaultWallClock, instruments: TimerInstruments
     ) {
-        self.clock = ManualDoorbell(now: start.nanoseconds)
+        self.clock = ManualDoorbell(now: start.nanoseconds, wallClock: wallClock.nanosecondsSinceEpoch)
         self.core = TimerCore(doorbell: self.clock, hopsSynchronously: true, instruments: instruments)
     }
 
@@ -54,6 +63,31 @@ public final class TestTimerService: TimerCoreService {
     }
 
     // MARK: Moving time
+
+    /// Steps the wall clock to `instant`, as NTP or `settimeofday` does: the monotonic and
+    /// continuous clocks stay. Wall-clock timers follow the step at once: the ones it made due
+    /// fire here, before it returns (as ``advance(by:)`` with `.zero` would), and the ones it
+    /// moved away wait for the wall clock to reach them again. An occurrence already fired never
+    /// fires again, even when the step goes back over it.
+    public func setWallClock(to instant: WallClockInstant) {
+        self.clock.setWallClock(instant.nanosecondsSinceEpoch)
+        self.core.rebase()
+        try? self.advance(by: .zero)
+    }
+
+    /// Suspends the virtual machine for `duration`: the wall and continuous clocks move, the
+    /// monotonic (suspending) one does not, as on Linux. At resume, what became due fires here,
+    /// before it returns: wall-clock and ``TimerOptions/ClockKind/continuous`` timers whose
+    /// deadlines passed while asleep, with their missed occurrences or periods per their
+    /// ``MissedTickPolicy``. ``TimerOptions/ClockKind/suspending`` timers do not move.
+    ///
+    /// - Throws: ``PreciseTimerError/Code/invalidDelay`` for a negative or too long duration.
+    public func suspend(for duration: Duration) throws(PreciseTimerError) {
+        let nanoseconds = try duration.validatedDelay(for: nil)
+        self.clock.suspend(nanoseconds)
+        self.core.rebase()
+        try self.advance(by: .zero)
+    }
 
     /// Moves time forward by `duration`, firing every timer due on the way at its deadline.
     ///

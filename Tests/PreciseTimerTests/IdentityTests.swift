@@ -78,6 +78,7 @@ private final class IDReusingService: TimerService {
     let inner = TestTimerService()
 
     var now: MonotonicInstant { self.inner.now }
+    var wallClockNow: WallClockInstant { self.inner.wallClockNow }
 
     func scheduleTimer(
         _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions, _ handler: @escaping @Sendable (Tick) -> Void

@@ -210,6 +210,7 @@ final class TickBuffer: Sendable {
         let missed = overflow || sum == .max ? UInt64.max : sum + 1  // saturates, never traps
         return Tick(
             id: later.id, count: later.count, missed: missed,
-            scheduledAt: later.scheduledAt, firedAt: later.firedAt, generation: later.generation)
+            scheduledAt: later.scheduledAt, firedAt: later.firedAt, generation: later.generation,
+            wallClockDeadline: later.wallClockDeadline)
     }
 }

@@ -82,7 +82,7 @@ package final class TimerCore: Sendable {
         self.doorbell = doorbell
         self.hopsSynchronously = hopsSynchronously
         self.instruments = instruments
-        self.shards = (0..<Self.shardCount).map { _ in TimerShard() }
+        self.shards = (0..<Self.shardCount).map { _ in TimerShard(clocks: doorbell) }
         self.heads = LoopHeads(count: Self.shardCount)
     }
 
@@ -131,10 +131,11 @@ package final class TimerCore: Sendable {
             if id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
             if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
         }
-        let request = try trigger.request(now: self.doorbell.now(), id: id)
+        let request = try trigger.request(now: self.doorbell.now(), clock: options.clock, driver: self.doorbell, id: id)
         // Built outside the lock: if the registry refuses it, its handler is released out here.
         let node = TimerNode(
-            id: id ?? "", deadline: request.deadline, interval: request.interval, options: options, handler: handler)
+            id: id ?? "", deadline: request.deadline, interval: request.interval, options: options,
+            clock: request.clock, handler: handler)
         let number = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
         node.sequence = number
         // A generated name is unique by construction: its number is this timer's generation, and
@@ -362,10 +363,12 @@ package final class TimerCore: Sendable {
             Tick(
                 id: fire.node.id, count: call.count, missed: fire.missed,
                 scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
-                firedAt: MonotonicInstant(nanoseconds: firedAt), generation: fire.node.sequence)
+                firedAt: MonotonicInstant(nanoseconds: firedAt), generation: fire.node.sequence,
+                wallClockDeadline: fire.occurrence == .min
+                    ? nil : WallClockInstant(nanosecondsSinceEpoch: fire.occurrence))
         )
         self.instruments.didCall(fire, firedAt: firedAt, clock: self.doorbell)
-        guard fire.node.interval > 0 else { return }
+        guard fire.node.repeats else { return }
         let now = self.doorbell.now()
         let shard = self.shard(for: fire.node.hash)
         let (wake, ended, head, deadline) = self.shards[shard].withLock { registry in
@@ -379,6 +382,38 @@ package final class TimerCore: Sendable {
         } else if wake {
             self.wakeLoop(for: shard, deadline: deadline)
         }
+    }
+
+    // MARK: Other clocks
+
+    /// The wall clock of whatever drives the core (`CLOCK_REALTIME`, or a virtual one).
+    package var wallClockNow: WallClockInstant {
+        WallClockInstant(nanosecondsSinceEpoch: self.doorbell.wallClockNow())
+    }
+
+    /// The clocks moved against each other: a wall-clock step, a resume from suspend, or the
+    /// engine's wall-clock or continuous timerfd fired. Re-estimates every timer bound to the
+    /// wall or the continuous clock (see ``ClockBinding``) and wakes the loop if one is due sooner.
+    package func rebase() {
+        let now = self.doorbell.now()
+        for index in self.shards.indices {
+            if self.shards[index].withLock({ $0.rebase(now: now) }) {
+                self.wakeLoop(for: index, deadline: .min)
+            }
+        }
+    }
+
+    /// The earliest deadlines of pending timers on the wall clock (nanoseconds since the epoch)
+    /// and on the continuous clock (`CLOCK_BOOTTIME`), for an engine's timers on those clocks.
+    package func earliestBoundDeadlines() -> (wall: Int64?, continuous: Int64?) {
+        var wall: Int64?
+        var continuous: Int64?
+        for shard in self.shards {
+            let (shardWall, shardContinuous) = shard.withLock { $0.earliestBoundDeadlines() }
+            if let shardWall { wall = min(wall ?? .max, shardWall) }
+            if let shardContinuous { continuous = min(continuous ?? .max, shardContinuous) }
+        }
+        return (wall, continuous)
     }
 
     // MARK: Introspection and idle timeouts
@@ -430,8 +465,12 @@ package final class TimerCore: Sendable {
 /// One shard of the registry: its semaphore-guarded state, and its timer count published for
 /// ``TimerCore/scheduledCount`` to read without the lock.
 private final class TimerShard: Sendable {
-    private let registry = SemaphoreGuarded(TimerRegistry())
+    private let registry: SemaphoreGuarded<TimerRegistry>
     let count = Atomic<Int>(0)
+
+    init(clocks: any TimerDoorbell) {
+        self.registry = SemaphoreGuarded(TimerRegistry(clocks: clocks))
+    }
 
     /// Runs `body` under the shard's semaphore, then publishes the count.
     @inline(__always)

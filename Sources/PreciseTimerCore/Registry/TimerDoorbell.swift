@@ -12,8 +12,16 @@ package protocol TimerDoorbell: AnyObject, Sendable {
     /// storm of due timers does not wait for one cache miss per timer in series. A hint only;
     /// drivers without a way to say it do nothing (the default).
     func prefetch(address: UInt)
+    /// The wall clock (`CLOCK_REALTIME`), nanoseconds since the Unix epoch. Read only for
+    /// wall-clock timers; the real clock by default, a virtual one in the virtual-time service.
+    func wallClockNow() -> Int64
+    /// The continuous clock (`CLOCK_BOOTTIME`: `now()` plus the time spent suspended), in
+    /// nanoseconds. Read only for ``TimerOptions/ClockKind/continuous`` timers.
+    func continuousNow() -> Int64
 }
 
 extension TimerDoorbell {
     package func prefetch(address: UInt) {}
+    package func wallClockNow() -> Int64 { wallClockNanoseconds() }
+    package func continuousNow() -> Int64 { continuousNanoseconds() }
 }

@@ -24,7 +24,7 @@ package final class TimerNode: @unchecked Sendable {
     }
 
     // Fields are ordered so that what a cancel and a heap move touch comes first, and so that
-    // the node is 120 bytes, a 128-byte malloc chunk: a million pending timers is a normal load.
+    // the node is 128 bytes, a 144-byte malloc chunk: a million pending timers is a normal load.
 
     /// Set once, before the node is shared (a generated name may be redrawn on a clash).
     @exclusivity(unchecked) package var id: TimerID
@@ -61,14 +61,18 @@ package final class TimerNode: @unchecked Sendable {
     /// ``notRescheduled`` otherwise (a sentinel, not an optional, to keep the node at 120 bytes).
     @exclusivity(unchecked) package var rescheduledTo: Int64 = TimerNode.notRescheduled
     package static let notRescheduled = Int64.min
+    /// For a timer on the continuous or the wall clock: what ties `deadline` (then an estimate
+    /// on the monotonic clock) to its own clock; `nil` for the monotonic clock.
+    package let clock: ClockBinding?
 
     package init(
-        id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions,
+        id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions, clock: ClockBinding? = nil,
         handler: @escaping @Sendable (Tick) -> Void
     ) {
         self.id = id
         self.deadline = deadline
         self.interval = interval
+        self.clock = clock
         self.policy = options.missedTicks
         switch options.executor {
         case .loop: self.queue = nil
@@ -76,6 +80,10 @@ package final class TimerNode: @unchecked Sendable {
         }
         self.handler = handler
     }
+
+    /// Whether the timer fires more than once: an interval, or a wall-clock schedule.
+    @inline(__always)
+    package var repeats: Bool { self.interval > 0 || self.clock?.schedule != nil }
 
     /// Gives the node its ID (and that ID's hash), before it is registered.
     @inline(__always)

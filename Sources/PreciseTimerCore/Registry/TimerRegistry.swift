@@ -14,6 +14,9 @@ package struct TimerRegistry {
         package let epoch: UInt32
         package let missed: UInt64
         package let scheduledAt: Int64
+        /// A wall-clock timer's occurrence this call answers (``Tick/wallClockDeadline``);
+        /// `Int64.min` for other timers.
+        package var occurrence: Int64 = .min
     }
 
     /// A fire whose call begins now: the handler to call and the tick's count.
@@ -77,8 +80,26 @@ package struct TimerRegistry {
     /// shard's head as the loop last saw it (``peek()``), or an earlier timer pushed since,
     /// for which the loop was told (see ``push(_:)``); ``Head/running`` while the loop pops.
     private var loopLooksAt = Head.none
+    /// The timers bound to the continuous or the wall clock (see ``ClockBinding``): few, so a
+    /// ``rebase(now:)`` walks them all.
+    private var bound: [ObjectIdentifier: TimerNode] = [:]
+    /// Where the clocks of bound timers are read; the real clocks when `nil`.
+    private let clocks: (any TimerDoorbell)?
 
-    package init() {}
+    /// - Parameter clocks: The driver whose wall and continuous clocks bound timers follow (the
+    ///   virtual-time service's are virtual); the real clocks when `nil`.
+    package init(clocks: (any TimerDoorbell)? = nil) {
+        self.clocks = clocks
+    }
+
+    /// The three clocks, the monotonic one being `now`.
+    private func readings(_ now: Int64) -> ClockBinding.Readings {
+        guard let clocks = self.clocks else {
+            return ClockBinding.Readings(
+                monotonic: now, continuous: continuousNanoseconds(), wall: wallClockNanoseconds())
+        }
+        return ClockBinding.Readings(clocks, monotonic: now)
+    }
 
     package var isShutDown: Bool { self.end != nil }
 
@@ -103,6 +124,7 @@ package struct TimerRegistry {
             throw PreciseTimerError(.duplicateID, id: node.id)
         }
         node.era = self.era
+        if node.clock != nil { self.bound[ObjectIdentifier(node)] = node }
         return self.push(node)
     }
 
@@ -141,6 +163,7 @@ package struct TimerRegistry {
             self.invalidate(node)
             node.deadline = deadline
             node.catchUp = 0
+            node.clock?.retarget(to: deadline, self.readings(now))
             return (true, self.push(node))
         case .running:
             node.rescheduledTo = deadline
@@ -182,6 +205,7 @@ package struct TimerRegistry {
         case .paused:
             node.deadline = now + node.deadline
             node.catchUp = 0
+            node.clock?.retarget(to: node.deadline, self.readings(now))
             return (true, self.push(node))
         case .running:
             node.pauseWhenDone = false
@@ -256,6 +280,7 @@ package struct TimerRegistry {
     /// lock at a million pending timers when they were ended one by one in here).
     package mutating func cancelAll() -> Swept {
         self.era &+= 1
+        self.bound = [:]
         let swept = Swept(timers: self.timers, heap: self.heap)
         self.timers = TimerTable()
         self.heap = TimerHeap()
@@ -284,6 +309,7 @@ package struct TimerRegistry {
         if node.state == .pending {
             self.invalidate(node)
         }
+        self.forget(node)
         node.state = .ended
         return Self.moveHandler(out: node)
     }
@@ -296,17 +322,33 @@ package struct TimerRegistry {
     /// - Parameter limit: Deadlines after it are not due even if `now` passed them (virtual time:
     ///   a handler that moved the clock past the instant an `advance` goes to).
     package mutating func next(now: Int64, notAfter limit: Int64 = .max) -> Next {
-        guard let entry = self.heap.min else {
-            self.loopLooksAt = .none
-            return .idle(nil)
+        while true {
+            guard let entry = self.heap.min else {
+                self.loopLooksAt = .none
+                return .idle(nil)
+            }
+            guard entry.deadline <= now, entry.deadline <= limit else {
+                self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
+                return .idle(entry.deadline)
+            }
+            let node = self.heap.removeMin()!
+            if let clock = node.clock {
+                // An estimate came due: the timer's own clock decides (see ``ClockBinding``).
+                let clocks = self.readings(now)
+                let due = clock.isDue(estimate: node.deadline, clocks)
+                node.deadline = clock.reestimate(node.deadline, clocks)
+                guard due else {
+                    node.deadline = max(node.deadline, now + 1)
+                    self.heap.insert(node)
+                    continue
+                }
+                node.deadline = min(node.deadline, now)
+                self.loopLooksAt = .running
+                return .fire(self.take(node, now: now, clocks: clocks))
+            }
+            self.loopLooksAt = .running
+            return .fire(self.take(node, now: now))
         }
-        guard entry.deadline <= now, entry.deadline <= limit else {
-            self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
-            return .idle(entry.deadline)
-        }
-        let node = self.heap.removeMin()!
-        self.loopLooksAt = .running
-        return .fire(self.take(node, now: now))
     }
 
     /// The loop looks at this shard: returns the earliest pending timer (``Head/none`` when none is pending). Until the next `peek`, a
@@ -326,8 +368,11 @@ package struct TimerRegistry {
         return (next, self.begin(fire))
     }
 
-    private mutating func take(_ node: TimerNode, now: Int64) -> Fire {
+    private mutating func take(_ node: TimerNode, now: Int64, clocks: ClockBinding.Readings? = nil) -> Fire {
         node.state = .taken
+        if let clock = node.clock, clock.kind == .wall, let clocks {
+            return self.takeWallClock(node, clock, now: now, clocks: clocks)
+        }
         guard node.interval > 0 else {
             return Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: node.deadline)
         }
@@ -358,8 +403,9 @@ package struct TimerRegistry {
         guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, node.handler != nil
         else { return nil }
         node.count += 1
-        guard node.interval > 0 else {
+        guard node.repeats else {
             self.timers.remove(node.id, hash: node.hash)
+            self.forget(node)
             node.state = .ended
             return Call(handler: Self.moveHandler(out: node)!, count: node.count)
         }
@@ -379,6 +425,17 @@ package struct TimerRegistry {
         if node.rescheduledTo != TimerNode.notRescheduled {
             next = node.rescheduledTo
             node.rescheduledTo = TimerNode.notRescheduled
+            node.clock?.retarget(to: next, self.readings(now))
+        } else if let clock = node.clock, let schedule = clock.schedule {
+            guard let occurrence = schedule.next(after: WallClockInstant(nanosecondsSinceEpoch: clock.anchor)) else {
+                // The schedule has no occurrence left: the timer ends as a fired one-shot does.
+                self.timers.remove(node.id, hash: node.hash)
+                self.forget(node)
+                node.state = .ended
+                return (false, Self.moveHandler(out: node))
+            }
+            clock.anchor = occurrence.nanosecondsSinceEpoch
+            next = clock.reestimate(node.deadline, self.readings(now))
         } else if node.policy == .delay, fire.missed > 0 {
             next = firedAt + node.interval  // A period was missed: the grid restarts after this call.
         } else {
@@ -386,6 +443,7 @@ package struct TimerRegistry {
             guard !overflow else {
                 // Past the clock's range (centuries of uptime): the timer cannot fire again.
                 self.timers.remove(node.id, hash: node.hash)
+                self.forget(node)
                 node.state = .ended
                 return (false, Self.moveHandler(out: node))
             }
@@ -399,6 +457,88 @@ package struct TimerRegistry {
         }
         node.deadline = next
         return (self.push(node), nil)
+    }
+
+    // MARK: Bound timers
+
+    /// Takes a due wall-clock timer: a one-shot answers its instant; a calendar timer counts the
+    /// occurrences that passed since the one it was due for and applies its policy: `.skip` and
+    /// `.delay` answer the latest, `missed` counting the others; `.burst` answers each in turn, at
+    /// most ``MissedTickPolicy/maximumBurst`` in a row. The count is bounded (``occurrenceScan``):
+    /// after a very long sleep a schedule that fires every second is caught up over several calls.
+    private mutating func takeWallClock(
+        _ node: TimerNode, _ clock: ClockBinding, now: Int64, clocks: ClockBinding.Readings
+    ) -> Fire {
+        var answered = clock.anchor
+        var missed: UInt64 = 0
+        if let schedule = clock.schedule {
+            var latest = clock.anchor
+            var later: UInt64 = 0
+            while later < Self.occurrenceScan,
+                let occurrence = schedule.next(after: WallClockInstant(nanosecondsSinceEpoch: latest)),
+                occurrence.nanosecondsSinceEpoch <= clocks.wall
+            {
+                latest = occurrence.nanosecondsSinceEpoch
+                later += 1
+            }
+            switch node.policy {
+            case .burst where later == 0:
+                node.catchUp = 0
+            case .burst where Int(node.catchUp) < MissedTickPolicy.maximumBurst:
+                node.catchUp += 1
+            case .skip, .burst, .delay:
+                node.catchUp = 0
+                answered = latest
+                missed = later
+            }
+            clock.anchor = answered
+        }
+        // Where the occurrence fell on the monotonic clock, for `scheduledAt` and lateness.
+        let scheduledAt = min(now, saturatingSubtract(now, saturatingSubtract(clocks.wall, answered)))
+        var fire = Fire(node: node, epoch: node.epoch, missed: missed, scheduledAt: scheduledAt)
+        fire.occurrence = answered
+        return fire
+    }
+
+    /// At most this many passed occurrences are counted per call of a calendar timer.
+    private static let occurrenceScan: UInt64 = 4096
+
+    /// The clocks moved against each other (a step, a suspend, or the engine's wall-clock timer
+    /// fired): re-estimates every pending bound timer. Returns whether the loop must be woken.
+    package mutating func rebase(now: Int64) -> Bool {
+        guard !self.bound.isEmpty else { return false }
+        let clocks = self.readings(now)
+        var wake = false
+        for node in self.bound.values where node.state == .pending {
+            let estimate = node.clock!.reestimate(node.deadline, clocks)
+            guard estimate != node.deadline else { continue }
+            self.heap.remove(node)
+            node.deadline = estimate
+            wake = self.push(node) || wake
+        }
+        return wake
+    }
+
+    /// The earliest deadline of a pending timer on each clock other than the monotonic one:
+    /// what the engine arms its `CLOCK_REALTIME` and `CLOCK_BOOTTIME` timerfds at.
+    package func earliestBoundDeadlines() -> (wall: Int64?, continuous: Int64?) {
+        var wall: Int64?
+        var continuous: Int64?
+        for node in self.bound.values where node.state == .pending {
+            let clock = node.clock!
+            switch clock.kind {
+            case .wall: wall = min(wall ?? .max, clock.anchor)
+            case .continuous: continuous = min(continuous ?? .max, saturatingAdd(node.deadline, clock.anchor))
+            }
+        }
+        return (wall, continuous)
+    }
+
+    /// The number of timers bound to the continuous or the wall clock.
+    package var boundCount: Int { self.bound.count }
+
+    private mutating func forget(_ node: TimerNode) {
+        if node.clock != nil { self.bound[ObjectIdentifier(node)] = nil }
     }
 
     /// The number of heap entries (for tests: one per pending timer).

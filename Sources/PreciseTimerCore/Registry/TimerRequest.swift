@@ -4,19 +4,23 @@
 package struct TimerRequest: Sendable {
     /// The first deadline, on the service's clock.
     package let deadline: Int64
-    /// Nanoseconds between deadlines; 0 for a one-shot.
+    /// Nanoseconds between deadlines; 0 for a one-shot or a calendar timer.
     package let interval: Int64
+    /// What ties the deadline to the continuous or the wall clock; `nil` on the monotonic clock.
+    package let clock: ClockBinding?
 
     /// A one-shot `delay` after `now`.
     package init(after delay: Duration, now: Int64, id: TimerID?) throws(PreciseTimerError) {
         self.deadline = now + (try delay.validatedDelay(for: id))
         self.interval = 0
+        self.clock = nil
     }
 
     /// A one-shot at `deadline` (in the past: as soon as possible).
     package init(at deadline: MonotonicInstant, now: Int64, id: TimerID?) throws(PreciseTimerError) {
         self.deadline = try Self.validated(deadline, now: now, id: id)
         self.interval = 0
+        self.clock = nil
     }
 
     /// A repeating timer: first after `delay`, or after one interval when it is `nil`.
@@ -26,6 +30,7 @@ package struct TimerRequest: Sendable {
         self.interval = try interval.validatedInterval(for: id)
         let first = try delay.map { (delay) throws(PreciseTimerError) in try delay.validatedDelay(for: id) }
         self.deadline = now + (first ?? self.interval)
+        self.clock = nil
     }
 
     /// A repeating timer whose grid starts at `start`.
@@ -34,6 +39,53 @@ package struct TimerRequest: Sendable {
     ) throws(PreciseTimerError) {
         self.interval = try interval.validatedInterval(for: id)
         self.deadline = try Self.validated(start, now: now, id: id)
+        self.clock = nil
+    }
+
+    /// Binds the request to the continuous clock: its deadlines count on `CLOCK_BOOTTIME`.
+    package func onContinuousClock(_ clocks: ClockBinding.Readings) -> TimerRequest {
+        TimerRequest(
+            deadline: self.deadline, interval: self.interval,
+            clock: ClockBinding(kind: .continuous, anchor: clocks.continuous &- clocks.monotonic))
+    }
+
+    /// A one-shot at a wall-clock instant, within ``TimerService/maximumDuration`` of the wall
+    /// clock's now either way.
+    package init(
+        atWallClock instant: WallClockInstant, _ clocks: ClockBinding.Readings, id: TimerID?
+    ) throws(PreciseTimerError) {
+        let (distance, overflow) = instant.nanosecondsSinceEpoch.subtractingReportingOverflow(clocks.wall)
+        guard !overflow, distance.magnitude <= TimerLimits.maximumNanoseconds.magnitude else {
+            throw PreciseTimerError(
+                .invalidDelay, id: id,
+                value: "\(instant) (wall clock now \(WallClockInstant(nanosecondsSinceEpoch: clocks.wall)))")
+        }
+        self.init(
+            deadline: clocks.monotonic + distance, interval: 0,
+            clock: ClockBinding(kind: .wall, anchor: instant.nanosecondsSinceEpoch))
+    }
+
+    /// A calendar timer: its first occurrence is the schedule's first after the wall clock's now.
+    ///
+    /// - Throws: ``PreciseTimerError/Code/invalidSchedule`` when the schedule has no occurrence
+    ///   after now, ``PreciseTimerError/Code/invalidDelay`` when it is beyond reach.
+    package init(
+        on schedule: any WallClockSchedule, _ clocks: ClockBinding.Readings, id: TimerID?
+    ) throws(PreciseTimerError) {
+        let now = WallClockInstant(nanosecondsSinceEpoch: clocks.wall)
+        guard let first = schedule.next(after: now) else {
+            throw PreciseTimerError(.invalidSchedule, id: id, value: "\(schedule): no occurrence after \(now)")
+        }
+        let oneShot = try TimerRequest(atWallClock: first, clocks, id: id)
+        self.init(
+            deadline: oneShot.deadline, interval: 0,
+            clock: ClockBinding(kind: .wall, anchor: first.nanosecondsSinceEpoch, schedule: schedule))
+    }
+
+    private init(deadline: Int64, interval: Int64, clock: ClockBinding?) {
+        self.deadline = deadline
+        self.interval = interval
+        self.clock = clock
     }
 
     /// An absolute deadline within ``TimerService/maximumDuration`` of `now`, either way, so no

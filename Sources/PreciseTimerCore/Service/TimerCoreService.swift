@@ -18,6 +18,9 @@ extension TimerCoreService {
     /// The current time on the service's clock.
     public var now: MonotonicInstant { self.core.now }
 
+    /// The wall clock's current time. See ``TimerService/wallClockNow``.
+    public var wallClockNow: WallClockInstant { self.core.wallClockNow }
+
     /// Schedules a timer. See ``TimerService/scheduleTimer(_:id:options:_:)``.
     @discardableResult
     public func scheduleTimer(

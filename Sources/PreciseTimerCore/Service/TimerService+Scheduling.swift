@@ -93,4 +93,54 @@ extension TimerService {
     public func cancel(_ handle: TimerHandle) -> Bool {
         self.cancel(handle.id, generation: handle.generation)
     }
+
+    /// Schedules a one-shot timer that fires when the wall clock (``wallClockNow``) reaches
+    /// `instant`, however the clock is stepped meanwhile: stepped past it, the timer fires at
+    /// once; stepped back, it waits. An instant already passed fires as soon as possible
+    /// (``Tick/wallClockDeadline`` is `instant`, ``Tick/lateness`` says how far in the past).
+    /// A deadline passed while the machine was suspended fires at resume.
+    ///
+    /// ```swift
+    /// try timers.schedule(atWallClock: rotation) { _ in rotateKeys() }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - id: The timer's name, or `nil` for a generated one.
+    ///   - instant: When to fire, on the wall clock.
+    ///   - options: Executor (``TimerOptions/clock`` does not apply: the wall clock is the clock).
+    ///   - handler: Called once.
+    /// - Returns: The timer's ID.
+    /// - Throws: ``PreciseTimerError/Code/invalidDelay`` when `instant` is more than
+    ///   ``TimerService/maximumDuration`` from the wall clock's now, and the errors of
+    ///   ``TimerService/scheduleTimer(_:id:options:_:)``.
+    @discardableResult
+    public func schedule(
+        id: TimerID? = nil, atWallClock instant: WallClockInstant, options: TimerOptions = .init(),
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.scheduleTimer(.atWallClock(instant), id: id, options: options, handler).id
+    }
+
+    /// Schedules a repeating timer at every occurrence of a wall-clock schedule, such as a
+    /// `CalendarSchedule` ("daily at 03:00 Europe/Berlin"); the first is the schedule's first
+    /// occurrence after ``wallClockNow``.
+    ///
+    /// Occurrences that pass while the handler runs late, while the machine is suspended or when
+    /// the clock is stepped forward follow `options.missedTicks`: ``MissedTickPolicy/skip`` and
+    /// ``MissedTickPolicy/delay`` make one call for the latest, with ``Tick/missed`` counting the
+    /// others; ``MissedTickPolicy/burst`` makes one call each, at most
+    /// ``MissedTickPolicy/maximumBurst`` in a row. An occurrence never fires twice, even when the
+    /// clock is stepped back over it. The timer ends (and releases its handler) when the schedule
+    /// has no occurrence left.
+    ///
+    /// - Returns: The timer's ID.
+    /// - Throws: ``PreciseTimerError/Code/invalidSchedule`` when the schedule has no occurrence
+    ///   after now, and the errors of ``TimerService/scheduleTimer(_:id:options:_:)``.
+    @discardableResult
+    public func scheduleRepeating(
+        id: TimerID? = nil, on schedule: some WallClockSchedule, options: TimerOptions = .init(),
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> TimerID {
+        try self.scheduleTimer(.on(schedule), id: id, options: options, handler).id
+    }
 }

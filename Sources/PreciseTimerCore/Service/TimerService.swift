@@ -26,6 +26,11 @@ public protocol TimerService: AnyObject, Sendable {
     /// real services; the virtual time of a test service).
     var now: MonotonicInstant { get }
 
+    /// The wall clock's current time (`CLOCK_REALTIME` for the real services; the virtual wall
+    /// clock of a test service): what wall-clock timers (``TimerTrigger/atWallClock(_:)``,
+    /// ``TimerTrigger/on(_:)``) are measured against.
+    var wallClockNow: WallClockInstant { get }
+
     /// Schedules a timer and returns its identity: the ID and the generation that only this timer
     /// of this service ever has. The one scheduling requirement: ``schedule(id:after:options:_:)``
     /// and the other scheduling calls are written on it, and every adapter keeps the handle it

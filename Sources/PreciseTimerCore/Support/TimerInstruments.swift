@@ -68,7 +68,7 @@ package final class TimerInstruments: Sendable {
     package func willCall(_ fire: TimerRegistry.Fire, firedAt: Int64) {
         self.metrics?.timerFired(
             latenessNanoseconds: max(0, firedAt - fire.scheduledAt), missed: fire.missed,
-            ended: fire.node.interval == 0)
+            ended: !fire.node.repeats)
     }
 
     /// The handler returned: log missed ticks and a stall now, after the call, so logging never

@@ -11,7 +11,7 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
             case invalidDelay, invalidInterval, emptyID, reservedID, duplicateID, shutDown, libeventFailure
-            case systemFailure, invalidConfiguration, invalidEventBase
+            case systemFailure, invalidConfiguration, invalidEventBase, invalidSchedule
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -43,6 +43,11 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
         /// cannot keep the service's precision (not epoll, or built without
         /// `EVENT_BASE_FLAG_PRECISE_TIMER`); ``PreciseTimerError/value`` says why.
         public static let invalidEventBase = Code(.invalidEventBase)
+
+        /// A wall-clock schedule cannot be used: a calendar specification that does not parse or
+        /// names an unknown time zone, or a schedule with no occurrence after now;
+        /// ``PreciseTimerError/value`` holds the specification and what is wrong with it.
+        public static let invalidSchedule = Code(.invalidSchedule)
 
         /// The code's name, e.g. `"duplicateID"`.
         public var description: String { String(describing: self.value) }

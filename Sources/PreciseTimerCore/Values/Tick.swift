@@ -19,11 +19,16 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
     /// given to another of its timers. `cancel(_ tick:)` uses it, so a handler
     /// that cancels itself never ends a newer timer that reused its explicit ID.
     public let generation: UInt64
+    /// For a wall-clock timer, the occurrence this call answers (the instant given to
+    /// ``TimerService/schedule(id:atWallClock:options:_:)``, or the schedule's occurrence);
+    /// `nil` for a timer on the monotonic or continuous clock. ``scheduledAt`` is then where that
+    /// occurrence fell on the monotonic clock, so ``lateness`` is measured against it.
+    public let wallClockDeadline: WallClockInstant?
 
     /// Creates a tick. Services make ticks; tests and adapters may too.
     public init(
         id: TimerID, count: UInt64, missed: UInt64, scheduledAt: MonotonicInstant,
-        firedAt: MonotonicInstant, generation: UInt64 = 0
+        firedAt: MonotonicInstant, generation: UInt64 = 0, wallClockDeadline: WallClockInstant? = nil
     ) {
         self.id = id
         self.count = count
@@ -31,6 +36,7 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
         self.scheduledAt = scheduledAt
         self.firedAt = firedAt
         self.generation = generation
+        self.wallClockDeadline = wallClockDeadline
     }
 
     /// `firedAt - scheduledAt`: how late the handler was called. Never negative, because no

@@ -1,17 +1,36 @@
-/// How one timer runs: on which executor, and what it does about missed periods.
+/// How one timer runs: on which executor, on which clock, and what it does about missed periods.
 public struct TimerOptions: Sendable {
+    /// Which clock an `after:` or `every:` timer counts on. Wall-clock timers
+    /// (``TimerService/schedule(id:atWallClock:options:_:)``,
+    /// ``TimerService/scheduleRepeating(id:on:options:_:)``) count on the wall clock whatever this says.
+    public enum ClockKind: Sendable, Hashable {
+        /// `CLOCK_MONOTONIC`, the default: stands still while the machine sleeps, so a 10-minute
+        /// timer armed before a 6-hour suspend fires 10 minutes of awake time later (Swift's
+        /// `SuspendingClock`).
+        case suspending
+        /// `CLOCK_BOOTTIME`: runs through suspend, so a deadline passed while asleep fires at
+        /// resume, and a repeating timer counts the periods slept through as missed (Swift's
+        /// `ContinuousClock` on Linux).
+        case continuous
+    }
+
     /// Where the handler runs. Default ``TimerExecutor/loop``.
     public var executor: TimerExecutor = .loop
     /// What a repeating timer does after a late fire. Default ``MissedTickPolicy/skip``;
     /// one-shot timers ignore it.
     public var missedTicks: MissedTickPolicy = .skip
+    /// The clock an `after:` or `every:` timer counts on. Default ``ClockKind/suspending``.
+    public var clock: ClockKind = .suspending
 
     /// Creates options.
     /// - Parameters:
     ///   - executor: Where the handler runs.
     ///   - missedTicks: What a repeating timer does after a late fire.
-    public init(executor: TimerExecutor = .loop, missedTicks: MissedTickPolicy = .skip) {
+    ///   - clock: The clock an `after:` or `every:` timer counts on.
+    public init(executor: TimerExecutor = .loop, missedTicks: MissedTickPolicy = .skip, clock: ClockKind = .suspending)
+    {
         self.executor = executor
         self.missedTicks = missedTicks
+        self.clock = clock
     }
 }

@@ -11,6 +11,8 @@ public struct TimerTrigger: Sendable {
         case at(MonotonicInstant)
         case every(Duration, startingAfter: Duration?)
         case everyFrom(Duration, start: MonotonicInstant)
+        case atWallClock(WallClockInstant)
+        case on(any WallClockSchedule)
     }
     private let kind: Kind
 
@@ -35,21 +37,45 @@ public struct TimerTrigger: Sendable {
         TimerTrigger(kind: .everyFrom(interval, start: start))
     }
 
+    /// A one-shot when the wall clock (`CLOCK_REALTIME`) reaches `instant`, however it is
+    /// stepped meanwhile; one already passed fires as soon as possible.
+    public static func atWallClock(_ instant: WallClockInstant) -> TimerTrigger {
+        TimerTrigger(kind: .atWallClock(instant))
+    }
+
+    /// A repeating timer at every occurrence of a wall-clock schedule (a `CalendarSchedule`, say),
+    /// the first being the schedule's first after now.
+    public static func on(_ schedule: some WallClockSchedule) -> TimerTrigger {
+        TimerTrigger(kind: .on(schedule))
+    }
+
     /// Whether the trigger repeats.
     public var repeats: Bool {
         switch self.kind {
-        case .after, .at: false
-        case .every, .everyFrom: true
+        case .after, .at, .atWallClock: false
+        case .every, .everyFrom, .on: true
         }
     }
 
-    /// The request checked against the rules every service keeps, at `now`.
-    package func request(now: Int64, id: TimerID?) throws(PreciseTimerError) -> TimerRequest {
+    /// The request checked against the rules every service keeps, with `driver`'s clocks read at
+    /// `now` (its monotonic time); `clock` applies to `after:` and `every:` triggers.
+    package func request(
+        now: Int64, clock: TimerOptions.ClockKind, driver: any TimerDoorbell, id: TimerID?
+    ) throws(PreciseTimerError) -> TimerRequest {
+        let request: TimerRequest
         switch self.kind {
-        case .after(let delay): try TimerRequest(after: delay, now: now, id: id)
-        case .at(let deadline): try TimerRequest(at: deadline, now: now, id: id)
-        case .every(let interval, let delay): try TimerRequest(every: interval, startingAfter: delay, now: now, id: id)
-        case .everyFrom(let interval, let start): try TimerRequest(every: interval, startingAt: start, now: now, id: id)
+        case .after(let delay): request = try TimerRequest(after: delay, now: now, id: id)
+        case .every(let interval, let delay):
+            request = try TimerRequest(every: interval, startingAfter: delay, now: now, id: id)
+        case .at(let deadline): return try TimerRequest(at: deadline, now: now, id: id)
+        case .everyFrom(let interval, let start):
+            return try TimerRequest(every: interval, startingAt: start, now: now, id: id)
+        case .atWallClock(let instant):
+            return try TimerRequest(atWallClock: instant, ClockBinding.Readings(driver, monotonic: now), id: id)
+        case .on(let schedule):
+            return try TimerRequest(on: schedule, ClockBinding.Readings(driver, monotonic: now), id: id)
         }
+        guard clock == .continuous else { return request }
+        return request.onContinuousClock(ClockBinding.Readings(driver, monotonic: now))
     }
 }

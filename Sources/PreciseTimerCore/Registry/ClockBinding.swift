@@ -1,0 +1,103 @@
+/// What ties a timer to a clock other than the core's monotonic one: the continuous clock
+/// (`CLOCK_BOOTTIME`) or the wall clock (`CLOCK_REALTIME`), and for a calendar timer its schedule.
+///
+/// The core keeps one heap, on the monotonic clock. A bound timer sits in it at an *estimate*:
+/// where its deadline falls on the monotonic clock, as far as the clocks' offset is known now.
+/// The estimate goes stale when the offset changes: a suspend moves the continuous and wall
+/// clocks but not the monotonic one, a step (NTP, `settimeofday`) moves the wall clock alone, and
+/// NTP's slewing makes the wall clock run up to 0.05 % off. So the estimate is never trusted to
+/// fire: when it comes due, the registry reads the timer's own clock and fires only if that
+/// reached the deadline, else moves the estimate (``TimerRegistry``'s `next`); and ``TimerCore``'s
+/// `rebase` re-estimates every bound timer when the engine sees the offset change (its timerfds
+/// on `CLOCK_REALTIME` with `TFD_TIMER_CANCEL_ON_SET` and on `CLOCK_BOOTTIME`, or a virtual step).
+package final class ClockBinding: @unchecked Sendable {
+    // Invariant: `anchor` is read and written only under the timer's shard semaphore, like
+    // `TimerNode`'s vars.
+
+    package enum Kind: UInt8, Sendable {
+        /// `CLOCK_BOOTTIME`: true deadline = node deadline + `anchor`.
+        case continuous
+        /// `CLOCK_REALTIME`: true deadline = `anchor`, the occurrence.
+        case wall
+    }
+
+    package let kind: Kind
+    /// Continuous: the offset `CLOCK_BOOTTIME − CLOCK_MONOTONIC` the node's deadline was
+    /// estimated with. Wall: the occurrence (nanoseconds since the epoch) the deadline estimates.
+    package var anchor: Int64
+    /// A calendar timer's schedule: after each call, the next occurrence comes from it.
+    package let schedule: (any WallClockSchedule)?
+
+    package init(kind: Kind, anchor: Int64, schedule: (any WallClockSchedule)? = nil) {
+        self.kind = kind
+        self.anchor = anchor
+        self.schedule = schedule
+    }
+
+    /// The three clocks read together (monotonic first), for one decision about a bound timer.
+    package struct Readings {
+        package let monotonic: Int64
+        package let continuous: Int64
+        package let wall: Int64
+
+        package init(monotonic: Int64, continuous: Int64, wall: Int64) {
+            self.monotonic = monotonic
+            self.continuous = continuous
+            self.wall = wall
+        }
+
+        package init(_ driver: any TimerDoorbell, monotonic: Int64) {
+            self.init(monotonic: monotonic, continuous: driver.continuousNow(), wall: driver.wallClockNow())
+        }
+    }
+
+    /// Whether the timer's own clock has reached its deadline, given the node's current estimate.
+    package func isDue(estimate: Int64, _ clocks: Readings) -> Bool {
+        switch self.kind {
+        case .continuous: clocks.continuous >= saturatingAdd(estimate, self.anchor)
+        case .wall: clocks.wall >= self.anchor
+        }
+    }
+
+    /// The monotonic estimate of the deadline as the clocks stand now (and, for the continuous
+    /// clock, the offset it is taken with).
+    package func reestimate(_ estimate: Int64, _ clocks: Readings) -> Int64 {
+        switch self.kind {
+        case .continuous:
+            let deadline = saturatingAdd(estimate, self.anchor)
+            self.anchor = clocks.continuous &- clocks.monotonic
+            return saturatingSubtract(deadline, self.anchor)
+        case .wall:
+            // Clamped like every validated deadline, so the registry's arithmetic on it cannot
+            // overflow whatever step the wall clock took.
+            let limit = TimerLimits.maximumNanoseconds
+            return clocks.monotonic + min(max(saturatingSubtract(self.anchor, clocks.wall), -limit), limit)
+        }
+    }
+
+    /// Re-targets the timer at monotonic `deadline` (a reschedule or a resume), moving its
+    /// deadline on its own clock by the same amount.
+    package func retarget(to deadline: Int64, _ clocks: Readings) {
+        switch self.kind {
+        case .continuous: self.anchor = clocks.continuous &- clocks.monotonic
+        case .wall: self.anchor = saturatingAdd(clocks.wall, saturatingSubtract(deadline, clocks.monotonic))
+        }
+    }
+}
+
+/// `lhs + rhs`, clamped to `Int64`'s range instead of trapping (clock differences after an
+/// absurd step can be anything).
+@inline(__always)
+package func saturatingAdd(_ lhs: Int64, _ rhs: Int64) -> Int64 {
+    let (sum, overflow) = lhs.addingReportingOverflow(rhs)
+    guard overflow else { return sum }
+    return rhs < 0 ? .min : .max
+}
+
+/// `lhs - rhs`, clamped to `Int64`'s range instead of trapping.
+@inline(__always)
+package func saturatingSubtract(_ lhs: Int64, _ rhs: Int64) -> Int64 {
+    let (difference, overflow) = lhs.subtractingReportingOverflow(rhs)
+    guard overflow else { return difference }
+    return rhs < 0 ? .max : .min
+}
