@@ -1,11 +1,13 @@
 import Dispatch
+import Glibc
 import PreciseTimerCore
 
 /// Dispatch's engine for a ``TimerCore``: one `DispatchSourceTimer` on a serial queue, armed at
 /// the earliest deadline, and a doorbell that asks the queue to look at the heap again.
 final class DispatchAlarm: TimerDoorbell, @unchecked Sendable {
     // Unchecked: `source` is a DispatchSourceTimer, documented thread-safe but not `Sendable`;
-    // `state` is guarded by its semaphore; `queue` is Sendable.
+    // `state` is guarded by its semaphore; `queue` is Sendable; `armedBoundVersion` is touched on
+    // `queue` only.
     private struct State {
         /// The core this alarm drives; `nil` once stopped. Holding it here (and not the other
         /// way round only) is a cycle, broken by ``stop()``, which the service's `deinit` calls.
@@ -14,13 +16,23 @@ final class DispatchAlarm: TimerDoorbell, @unchecked Sendable {
         var runQueued = false
     }
 
+    /// The ``TimerCore/boundVersion`` the wall-clock source was last armed for (queue only).
+    private var armedBoundVersion: UInt64 = .max
+
     private let queue: DispatchQueue
     private let source: any DispatchSourceTimer
+    /// Armed on Dispatch's wall time (`CLOCK_REALTIME`) at the earliest wall-clock deadline: when
+    /// it fires, the core re-estimates its wall-clock timers (``TimerCore/rebase()``), so a
+    /// deadline reached early or late against the monotonic estimate (NTP slewing, a step across
+    /// it, a suspend) fires on the wall clock. Dispatch cannot report a step that crosses no
+    /// deadline, so between two wall-clock deadlines a step is seen only when the next one comes.
+    private let wallSource: any DispatchSourceTimer
     private let state = SemaphoreGuarded(State())
 
     init(queue: DispatchQueue) {
         self.queue = queue
         self.source = DispatchSource.makeTimerSource(queue: queue)
+        self.wallSource = DispatchSource.makeTimerSource(queue: queue)
     }
 
     /// Starts driving `core`: the source fires `run` at every deadline it is armed for.
@@ -29,6 +41,13 @@ final class DispatchAlarm: TimerDoorbell, @unchecked Sendable {
         self.source.setEventHandler { [weak self] in self?.run() }
         self.source.schedule(deadline: .distantFuture, leeway: .nanoseconds(0))
         self.source.activate()
+        self.wallSource.setEventHandler { [weak self] in
+            guard let self, let core = self.state.withLock({ $0.core }) else { return }
+            core.rebase()
+            self.run()
+        }
+        self.wallSource.schedule(wallDeadline: .distantFuture, leeway: .nanoseconds(0))
+        self.wallSource.activate()
     }
 
     /// Stops for good: no `run` starts afterwards, the source is cancelled and the core let go.
@@ -40,6 +59,7 @@ final class DispatchAlarm: TimerDoorbell, @unchecked Sendable {
         }
         guard core != nil else { return }
         self.source.cancel()
+        self.wallSource.cancel()
     }
 
     func now() -> Int64 { MonotonicInstant.now().nanoseconds }
@@ -73,5 +93,20 @@ final class DispatchAlarm: TimerDoorbell, @unchecked Sendable {
         case .batchLimitReached:
             self.wake()  // Let the queue serve other work, then go on.
         }
+        self.armWallSource(core)
+    }
+
+    /// Re-arms the wall-clock source when a wall-clock timer came, went or moved (queue only).
+    private func armWallSource(_ core: TimerCore) {
+        let version = core.boundVersion
+        guard version != self.armedBoundVersion else { return }
+        self.armedBoundVersion = version
+        guard let wall = core.earliestBoundDeadlines().wall else {
+            self.wallSource.schedule(wallDeadline: .distantFuture, leeway: .nanoseconds(0))
+            return
+        }
+        let seconds = wall >= 0 ? wall / 1_000_000_000 : (wall + 1) / 1_000_000_000 - 1
+        let spec = timespec(tv_sec: Int(seconds), tv_nsec: Int(wall - seconds * 1_000_000_000))
+        self.wallSource.schedule(wallDeadline: DispatchWallTime(timespec: spec), leeway: .nanoseconds(0))
     }
 }

@@ -51,29 +51,37 @@ package final class ClockBinding: @unchecked Sendable {
         }
     }
 
-    /// Whether the timer's own clock has reached its deadline, given the node's current estimate.
-    package func isDue(estimate: Int64, _ clocks: Readings) -> Bool {
-        switch self.kind {
-        case .continuous: clocks.continuous >= saturatingAdd(estimate, self.anchor)
-        case .wall: clocks.wall >= self.anchor
-        }
-    }
-
-    /// The monotonic estimate of the deadline as the clocks stand now (and, for the continuous
-    /// clock, the offset it is taken with).
-    package func reestimate(_ estimate: Int64, _ clocks: Readings) -> Int64 {
+    /// Whether the timer's own clock has reached its deadline, and the monotonic estimate of that
+    /// deadline as the clocks stand now (for the continuous clock, the offset is updated too).
+    ///
+    /// Two clocks cannot be read at one instant, so an offset read now differs from the last by
+    /// the time between the reads even when neither clock moved against the other. The continuous
+    /// clock's offset is therefore taken as changed only beyond ``offsetNoise``: below it the
+    /// estimate is exact (both clocks run at one rate while the machine is awake), and any real
+    /// suspend is far longer.
+    package func resolve(estimate: Int64, _ clocks: Readings) -> (due: Bool, estimate: Int64) {
         switch self.kind {
         case .continuous:
+            let offset = clocks.continuous &- clocks.monotonic
+            guard abs(saturatingSubtract(offset, self.anchor)) > Self.offsetNoise else {
+                return (estimate <= clocks.monotonic, estimate)
+            }
             let deadline = saturatingAdd(estimate, self.anchor)
-            self.anchor = clocks.continuous &- clocks.monotonic
-            return saturatingSubtract(deadline, self.anchor)
+            self.anchor = offset
+            let moved = saturatingSubtract(deadline, offset)
+            return (moved <= clocks.monotonic, moved)
         case .wall:
             // Clamped like every validated deadline, so the registry's arithmetic on it cannot
             // overflow whatever step the wall clock took.
             let limit = TimerLimits.maximumNanoseconds
-            return clocks.monotonic + min(max(saturatingSubtract(self.anchor, clocks.wall), -limit), limit)
+            let distance = min(max(saturatingSubtract(self.anchor, clocks.wall), -limit), limit)
+            return (distance <= 0, clocks.monotonic + distance)
         }
     }
+
+    /// How far apart two readings of the continuous clock's offset may be without a suspend
+    /// between them: 1 ms.
+    package static let offsetNoise: Int64 = 1_000_000
 
     /// Re-targets the timer at monotonic `deadline` (a reschedule or a resume), moving its
     /// deadline on its own clock by the same amount.

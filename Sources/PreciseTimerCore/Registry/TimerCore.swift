@@ -55,6 +55,7 @@ package final class TimerCore: Sendable {
     package let inFlight = InFlightCalls()
     /// Fires once the core closes.
     package let closeNotice = CloseNotice()
+    private let boundChanges: BoundChanges
     /// The ``ProcessGeneration`` of the process that created the core (see ``isInherited``).
     private let processGeneration = ProcessGeneration.current()
 
@@ -82,7 +83,9 @@ package final class TimerCore: Sendable {
         self.doorbell = doorbell
         self.hopsSynchronously = hopsSynchronously
         self.instruments = instruments
-        self.shards = (0..<Self.shardCount).map { _ in TimerShard(clocks: doorbell) }
+        let boundChanges = BoundChanges()
+        self.boundChanges = boundChanges
+        self.shards = (0..<Self.shardCount).map { _ in TimerShard(clocks: doorbell, boundChanges: boundChanges) }
         self.heads = LoopHeads(count: Self.shardCount)
     }
 
@@ -386,6 +389,11 @@ package final class TimerCore: Sendable {
 
     // MARK: Other clocks
 
+    /// Changes whenever a timer on the wall or the continuous clock is added, ends or moves on
+    /// its own clock: an engine compares it after each pass and, when it changed, re-arms its
+    /// timers on those clocks at ``earliestBoundDeadlines()``. One relaxed load.
+    package var boundVersion: UInt64 { self.boundChanges.value.load(ordering: .acquiring) }
+
     /// The wall clock of whatever drives the core (`CLOCK_REALTIME`, or a virtual one).
     package var wallClockNow: WallClockInstant {
         WallClockInstant(nanosecondsSinceEpoch: self.doorbell.wallClockNow())
@@ -467,9 +475,12 @@ package final class TimerCore: Sendable {
 private final class TimerShard: Sendable {
     private let registry: SemaphoreGuarded<TimerRegistry>
     let count = Atomic<Int>(0)
+    /// The core's count of changes to bound timers (see ``TimerCore/boundVersion``).
+    private let boundChanges: BoundChanges
 
-    init(clocks: any TimerDoorbell) {
+    init(clocks: any TimerDoorbell, boundChanges: BoundChanges) {
         self.registry = SemaphoreGuarded(TimerRegistry(clocks: clocks))
+        self.boundChanges = boundChanges
     }
 
     /// Runs `body` under the shard's semaphore, then publishes the count.
@@ -478,7 +489,11 @@ private final class TimerShard: Sendable {
         _ body: (inout TimerRegistry) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try self.registry.withLock { (registry) throws(Failure) -> Result in
-            defer { self.count.store(registry.count, ordering: .relaxed) }
+            let boundVersion = registry.boundVersion
+            defer {
+                self.count.store(registry.count, ordering: .relaxed)
+                if registry.boundVersion != boundVersion { self.boundChanges.value.add(1, ordering: .releasing) }
+            }
             return try body(&registry)
         }
     }
@@ -546,4 +561,9 @@ private final class LoopHeads: @unchecked Sendable {
         let best = self.winners[1]
         return (best, self.heads[best])
     }
+}
+
+/// The count behind ``TimerCore/boundVersion``, shared by the shards.
+private final class BoundChanges: Sendable {
+    let value = Atomic<UInt64>(0)
 }

@@ -85,6 +85,9 @@ package struct TimerRegistry {
     private var bound: [ObjectIdentifier: TimerNode] = [:]
     /// Where the clocks of bound timers are read; the real clocks when `nil`.
     private let clocks: (any TimerDoorbell)?
+    /// Bumped whenever a bound timer comes, goes or moves on its own clock: an engine that arms
+    /// timers on the wall and continuous clocks re-reads ``earliestBoundDeadlines()`` then.
+    private(set) package var boundVersion: UInt64 = 0
 
     /// - Parameter clocks: The driver whose wall and continuous clocks bound timers follow (the
     ///   virtual-time service's are virtual); the real clocks when `nil`.
@@ -124,7 +127,10 @@ package struct TimerRegistry {
             throw PreciseTimerError(.duplicateID, id: node.id)
         }
         node.era = self.era
-        if node.clock != nil { self.bound[ObjectIdentifier(node)] = node }
+        if node.clock != nil {
+            self.bound[ObjectIdentifier(node)] = node
+            self.boundVersion &+= 1
+        }
         return self.push(node)
     }
 
@@ -163,7 +169,7 @@ package struct TimerRegistry {
             self.invalidate(node)
             node.deadline = deadline
             node.catchUp = 0
-            node.clock?.retarget(to: deadline, self.readings(now))
+            self.retarget(node, to: deadline, now: now)
             return (true, self.push(node))
         case .running:
             node.rescheduledTo = deadline
@@ -205,7 +211,7 @@ package struct TimerRegistry {
         case .paused:
             node.deadline = now + node.deadline
             node.catchUp = 0
-            node.clock?.retarget(to: node.deadline, self.readings(now))
+            self.retarget(node, to: node.deadline, now: now)
             return (true, self.push(node))
         case .running:
             node.pauseWhenDone = false
@@ -280,7 +286,10 @@ package struct TimerRegistry {
     /// lock at a million pending timers when they were ended one by one in here).
     package mutating func cancelAll() -> Swept {
         self.era &+= 1
-        self.bound = [:]
+        if !self.bound.isEmpty {
+            self.bound = [:]
+            self.boundVersion &+= 1
+        }
         let swept = Swept(timers: self.timers, heap: self.heap)
         self.timers = TimerTable()
         self.heap = TimerHeap()
@@ -335,8 +344,8 @@ package struct TimerRegistry {
             if let clock = node.clock {
                 // An estimate came due: the timer's own clock decides (see ``ClockBinding``).
                 let clocks = self.readings(now)
-                let due = clock.isDue(estimate: node.deadline, clocks)
-                node.deadline = clock.reestimate(node.deadline, clocks)
+                let (due, estimate) = clock.resolve(estimate: node.deadline, clocks)
+                node.deadline = estimate
                 guard due else {
                     node.deadline = max(node.deadline, now + 1)
                     self.heap.insert(node)
@@ -425,7 +434,7 @@ package struct TimerRegistry {
         if node.rescheduledTo != TimerNode.notRescheduled {
             next = node.rescheduledTo
             node.rescheduledTo = TimerNode.notRescheduled
-            node.clock?.retarget(to: next, self.readings(now))
+            self.retarget(node, to: next, now: now)
         } else if let clock = node.clock, let schedule = clock.schedule {
             guard let occurrence = schedule.next(after: WallClockInstant(nanosecondsSinceEpoch: clock.anchor)) else {
                 // The schedule has no occurrence left: the timer ends as a fired one-shot does.
@@ -435,7 +444,8 @@ package struct TimerRegistry {
                 return (false, Self.moveHandler(out: node))
             }
             clock.anchor = occurrence.nanosecondsSinceEpoch
-            next = clock.reestimate(node.deadline, self.readings(now))
+            self.boundVersion &+= 1
+            next = clock.resolve(estimate: node.deadline, self.readings(now)).estimate
         } else if node.policy == .delay, fire.missed > 0 {
             next = firedAt + node.interval  // A period was missed: the grid restarts after this call.
         } else {
@@ -510,11 +520,12 @@ package struct TimerRegistry {
         let clocks = self.readings(now)
         var wake = false
         for node in self.bound.values where node.state == .pending {
-            let estimate = node.clock!.reestimate(node.deadline, clocks)
+            let estimate = node.clock!.resolve(estimate: node.deadline, clocks).estimate
             guard estimate != node.deadline else { continue }
             self.heap.remove(node)
             node.deadline = estimate
             wake = self.push(node) || wake
+            self.boundVersion &+= 1
         }
         return wake
     }
@@ -538,7 +549,16 @@ package struct TimerRegistry {
     package var boundCount: Int { self.bound.count }
 
     private mutating func forget(_ node: TimerNode) {
-        if node.clock != nil { self.bound[ObjectIdentifier(node)] = nil }
+        guard node.clock != nil else { return }
+        self.bound[ObjectIdentifier(node)] = nil
+        self.boundVersion &+= 1
+    }
+
+    /// Moves a bound timer's deadline on its own clock to match monotonic `deadline`.
+    private mutating func retarget(_ node: TimerNode, to deadline: Int64, now: Int64) {
+        guard let clock = node.clock else { return }
+        clock.retarget(to: deadline, self.readings(now))
+        self.boundVersion &+= 1
     }
 
     /// The number of heap entries (for tests: one per pending timer).
