@@ -6,11 +6,12 @@ import Testing
 /// schedule's simplest kind), optionally ending after `until`.
 struct EveryWallClockInterval: WallClockSchedule {
     let interval: Int64
+    var offset: Int64 = 0
     var until: Int64 = .max
 
     func next(after instant: WallClockInstant) -> WallClockInstant? {
-        let t = instant.nanosecondsSinceEpoch
-        let next = (t / self.interval + 1) * self.interval
+        let t = instant.nanosecondsSinceEpoch - self.offset
+        let next = (t / self.interval + 1) * self.interval + self.offset
         return next <= self.until ? WallClockInstant(nanosecondsSinceEpoch: next) : nil
     }
 }
@@ -203,5 +204,23 @@ struct WallClockTests {
             #expect(error?.code == .invalidDelay)
         }
         #expect(timers.scheduledCount == 0)
+    }
+
+    @Test("the article's example: a nightly job through a step back and three days asleep")
+    func articleExample() throws {
+        let midnight = TestTimerService.defaultWallClock
+        let timers = TestTimerService(wallClock: midnight)
+        let calls = Recorder<Tick>()
+        let daily = EveryWallClockInterval(interval: 86_400 * 1_000_000_000, offset: 3 * 3600 * 1_000_000_000)
+        try timers.scheduleRepeating(on: daily) { calls.append($0) }
+        try timers.advance(by: .seconds(3 * 3600))
+        #expect(calls.values.count == 1)
+        timers.setWallClock(to: midnight)
+        try timers.advance(by: .seconds(3 * 3600))
+        #expect(calls.values.count == 1, "03:00 on that day already fired")
+        timers.setWallClock(to: midnight)
+        try timers.suspend(for: .seconds(3 * 86_400))
+        #expect(calls.values.count == 2)
+        #expect(calls.values.last?.missed == 1)
     }
 }
