@@ -56,6 +56,19 @@ public final class PreciseTimer: TimerCoreService {
     package let core: TimerCore
     let engine: LibeventEngine
 
+    /// Steps the engine's wall clock by `step` and pretends a suspend of `suspend` (the wall and
+    /// continuous clocks move by it), then makes the engine see a clock change as a
+    /// `TFD_TIMER_CANCEL_ON_SET` timerfd reports one (tests only: the machine's clocks are left
+    /// alone).
+    package func simulateClockChange(wallClockStep step: Duration = .zero, suspend: Duration = .zero) {
+        let stepNanoseconds = step.components.seconds * 1_000_000_000 + step.components.attoseconds / 1_000_000_000
+        let suspendNanoseconds =
+            suspend.components.seconds * 1_000_000_000 + suspend.components.attoseconds / 1_000_000_000
+        (self.core.doorbell as? EventFDWaker)?.shiftClocks(
+            wall: stepNanoseconds &+ suspendNanoseconds, continuous: suspendNanoseconds)
+        self.engine.injectClockChange()
+    }
+
     /// Makes the engine see a libevent failure (tests only: a real one cannot be provoked).
     package func injectEngineFailure(_ failure: InjectedEngineFailure) {
         self.engine.inject(failure)

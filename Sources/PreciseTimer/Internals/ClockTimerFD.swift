@@ -1,7 +1,6 @@
 import CLibevent
 import Glibc
 import PreciseTimerCore
-import Synchronization
 
 /// A timerfd on a clock libevent does not keep: `CLOCK_REALTIME` (wall-clock timers) or
 /// `CLOCK_BOOTTIME` (continuous timers), armed at an absolute deadline and watched by the loop
@@ -12,7 +11,7 @@ import Synchronization
 /// engine re-estimates its bound timers (``TimerCore/rebase()``) and re-arms.
 final class ClockTimerFD: @unchecked Sendable {
     // Invariant: `fd` is immutable and valid until deinit; arming and reading happen on the loop
-    // thread only; `injected` is an atomic.
+    // thread only.
 
     enum Clock {
         case wall
@@ -38,9 +37,6 @@ final class ClockTimerFD: @unchecked Sendable {
 
     let clock: Clock
     let fd: Int32
-    /// Test seam: the next ``read()`` reports ``Event/clockChanged`` as if the kernel had
-    /// cancelled the timer (a step or a resume), without touching the machine's clock.
-    private let injected = Atomic<Bool>(false)
 
     /// - Throws: ``PreciseTimerError/Code/systemFailure`` naming `timerfd_create` and `errno`.
     init(_ clock: Clock) throws(PreciseTimerError) {
@@ -74,16 +70,10 @@ final class ClockTimerFD: @unchecked Sendable {
 
     /// Reads the timer after the loop saw it readable (never blocks).
     func read() -> Event {
-        if self.injected.exchange(false, ordering: .relaxed) { return .clockChanged }
         var expirations: UInt64 = 0
         let count = Glibc.read(self.fd, &expirations, MemoryLayout<UInt64>.size)
         if count == MemoryLayout<UInt64>.size { return .expired }
         return count < 0 && Glibc.errno == ECANCELED ? .clockChanged : .none
-    }
-
-    /// Makes the next ``read()`` report a clock change (tests only); the caller wakes the loop.
-    func injectClockChange() {
-        self.injected.store(true, ordering: .relaxed)
     }
 
     private func now() -> Int64 {

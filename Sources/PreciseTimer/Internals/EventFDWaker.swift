@@ -35,6 +35,27 @@ final class EventFDWaker: TimerDoorbell, @unchecked Sendable {
         MonotonicInstant.now().nanoseconds
     }
 
+    /// `CLOCK_REALTIME`, plus the test seam's offset (0 outside tests).
+    func wallClockNow() -> Int64 {
+        wallClockNanoseconds() &+ self.wallClockOffset.load(ordering: .relaxed)
+    }
+
+    /// `CLOCK_BOOTTIME`, plus the test seam's offset (0 outside tests).
+    func continuousNow() -> Int64 {
+        continuousNanoseconds() &+ self.continuousOffset.load(ordering: .relaxed)
+    }
+
+    /// Test seam: what the engine's wall and continuous clocks read beyond the machine's, so a
+    /// test can step the wall clock or pretend a suspend without touching the machine's clocks.
+    private let wallClockOffset = Atomic<Int64>(0)
+    private let continuousOffset = Atomic<Int64>(0)
+
+    /// Moves the engine's wall and continuous clocks by these many nanoseconds (tests only).
+    func shiftClocks(wall: Int64, continuous: Int64) {
+        self.wallClockOffset.add(wall, ordering: .relaxed)
+        self.continuousOffset.add(continuous, ordering: .relaxed)
+    }
+
     func wake() {
         self.rung.store(true, ordering: .releasing)
         // Cannot fail short of a closed fd: the counter would need 2^64 unread wake-ups.

@@ -36,6 +36,8 @@ final class LibeventEngine: @unchecked Sendable {
     let borrowsBase: Bool
     private let core: TimerCore
     private let waker: EventFDWaker
+    /// The timerfds on the wall and continuous clocks (see ``EngineClocks``).
+    private let clocks: EngineClocks
     private let spinMargin: Int64
     private let threadName: String
     private let timerSlack: Int64?
@@ -77,6 +79,7 @@ final class LibeventEngine: @unchecked Sendable {
         self.spinMargin = configuration.spinMargin.timerNanoseconds ?? 0
         self.threadName = configuration.threadName
         self.timerSlack = configuration.timerSlack?.timerNanoseconds
+        self.clocks = try EngineClocks(eventSize: event_get_struct_event_size())
 
         try Self.reserveDescriptors(Self.descriptorsLibeventNeeds, like: waker.fd)
         guard let config = event_config_new() else {
@@ -127,6 +130,7 @@ final class LibeventEngine: @unchecked Sendable {
         try Self.checkPrecision(of: base)
         self.core = core
         self.waker = waker
+        self.clocks = try EngineClocks(eventSize: event_get_struct_event_size())
         self.spinMargin = configuration.spinMargin.timerNanoseconds ?? 0
         self.threadName = configuration.threadName
         self.timerSlack = nil
@@ -166,6 +170,9 @@ final class LibeventEngine: @unchecked Sendable {
         }
         if rc == 0 {
             rc = event_add(self.doorbell, nil)
+        }
+        if rc == 0 {
+            rc = self.clocks.add(to: self.base, context: context, callback: clockCallback)
         }
         return rc
     }
@@ -309,6 +316,7 @@ final class LibeventEngine: @unchecked Sendable {
     private func freeEvents() {
         event_del(self.alarm)
         event_del(self.doorbell)
+        self.clocks.remove()
         UnsafeMutableRawPointer(self.alarm).deallocate()
         UnsafeMutableRawPointer(self.doorbell).deallocate()
     }
@@ -373,6 +381,7 @@ final class LibeventEngine: @unchecked Sendable {
         self.enterCallback()
         defer { self.leaveCallback() }
         self.waker.drain()
+        self.clocks.serveInjected(core: self.core)
         if self.core.isClosed {
             if !self.borrowsBase { event_base_loopbreak(self.base) }
             return
@@ -382,6 +391,24 @@ final class LibeventEngine: @unchecked Sendable {
             return
         }
         self.runTimers()
+    }
+
+    fileprivate func clockFired(fd: Int32) {
+        self.enterCallback()
+        defer { self.leaveCallback() }
+        guard !self.core.isClosed else { return }
+        if self.clocks.serve(fd: fd, core: self.core) {
+            self.runTimers()
+        } else {
+            self.rearmClocks()
+        }
+    }
+
+    /// Makes the loop act as if the wall clock had been stepped or the machine had resumed, at
+    /// its next pass (tests only).
+    func injectClockChange() {
+        self.clocks.injectClockChange()
+        self.waker.wake()
     }
 
     private func enterCallback() {
@@ -407,6 +434,20 @@ final class LibeventEngine: @unchecked Sendable {
     /// libevent (an alarm armed at zero) before it spins again, so the doorbell and any other
     /// event on the base are served even when the spin margin covers a whole period.
     fileprivate func runTimers() {
+        self.runDueTimers()
+        self.rearmClocks()
+    }
+
+    /// Re-arms the wall and continuous timerfds when the core's bound timers changed.
+    private func rearmClocks() {
+        let rc = self.clocks.rearm(core: self.core)
+        guard rc != 0 else { return }
+        Glibc.errno = rc
+        self.fail(function: "timerfd_settime", returnCode: -1)
+        if !self.borrowsBase { event_base_loopbreak(self.base) }
+    }
+
+    private func runDueTimers() {
         var spun = false
         while true {
             let next: Int64
@@ -482,6 +523,11 @@ final class LibeventEngine: @unchecked Sendable {
 private func alarmCallback(_: Int32, _: Int16, _ arg: UnsafeMutableRawPointer?) {
     let engine = Unmanaged<LibeventEngine>.fromOpaque(arg!).takeUnretainedValue()
     withExtendedLifetime(engine) { engine.alarmFired() }
+}
+
+private func clockCallback(_ fd: Int32, _: Int16, _ arg: UnsafeMutableRawPointer?) {
+    let engine = Unmanaged<LibeventEngine>.fromOpaque(arg!).takeUnretainedValue()
+    withExtendedLifetime(engine) { engine.clockFired(fd: fd) }
 }
 
 private func doorbellCallback(_: Int32, _: Int16, _ arg: UnsafeMutableRawPointer?) {

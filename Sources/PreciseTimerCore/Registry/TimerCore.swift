@@ -145,8 +145,12 @@ package final class TimerCore: Sendable {
         // no explicit ID may take the generated form.
         node.name(id ?? TimerID(generatedNumber: number))
         let shard = self.shard(for: node.hash)
-        if try self.shards[shard].withLock({ (registry) throws(PreciseTimerError) in try registry.add(node) }) {
-            self.wakeLoop(for: shard, deadline: request.deadline)
+        let wake = try self.shards[shard].withLock { (registry) throws(PreciseTimerError) in try registry.add(node) }
+        // A timer on another clock always wakes the loop, whatever its deadline: the engine arms
+        // its timerfd on that clock at the end of the loop's pass (a daily timer must not wait
+        // for some other timer to bring the loop round).
+        if wake || request.clock != nil {
+            self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : request.deadline)
         }
         self.instruments.scheduled()
         return TimerHandle(id: node.id, generation: number)

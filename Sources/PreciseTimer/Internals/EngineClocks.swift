@@ -1,0 +1,118 @@
+import CLibevent
+import Glibc
+import PreciseTimerCore
+import Synchronization
+
+/// The engine's watch over the clocks libevent does not keep: a ``ClockTimerFD`` on
+/// `CLOCK_REALTIME` and one on `CLOCK_BOOTTIME`, each a persistent read event on the base, armed
+/// at the earliest deadline of the timers bound to that clock (see `ClockBinding` in the core).
+///
+/// When either fires, or the wall clock is stepped or the machine resumes (`ECANCELED`), the
+/// core re-estimates its bound timers and the loop runs what became due. Nothing polls: with a
+/// daily timer pending, the loop sleeps until the day comes.
+final class EngineClocks: @unchecked Sendable {
+    // Invariant: the events and `armedVersion` are touched on the loop thread only (after
+    // `init`); `injected` is an atomic, set from any thread.
+
+    let wall: ClockTimerFD
+    let continuous: ClockTimerFD
+    let wallEvent: OpaquePointer
+    let continuousEvent: OpaquePointer
+    /// The core's `boundVersion` the timerfds were last armed for; `nil`: arm at the next pass.
+    private var armedVersion: UInt64?
+    /// Test seam: a clock change to report at the loop's next pass, as if a read had failed with
+    /// `ECANCELED` (see ``injectClockChange()``).
+    private let injected = Atomic<Bool>(false)
+
+    /// - Throws: ``PreciseTimerError/Code/systemFailure`` when a timerfd cannot be created.
+    init(eventSize: Int) throws(PreciseTimerError) {
+        self.wall = try ClockTimerFD(.wall)
+        self.continuous = try ClockTimerFD(.continuous)
+        self.wallEvent = EngineClocks.allocateEvent(size: eventSize)
+        self.continuousEvent = EngineClocks.allocateEvent(size: eventSize)
+    }
+
+    deinit {
+        UnsafeMutableRawPointer(self.wallEvent).deallocate()
+        UnsafeMutableRawPointer(self.continuousEvent).deallocate()
+    }
+
+    /// The descriptors this adds to a service: two timerfds.
+    static let descriptors = 2
+
+    /// Puts both read events on `base` (`context` is the engine, as for its other events).
+    ///
+    /// - Returns: libevent's return code.
+    func add(
+        to base: OpaquePointer, context: UnsafeMutableRawPointer,
+        callback: @escaping @convention(c) (Int32, Int16, UnsafeMutableRawPointer?) -> Void
+    ) -> Int32 {
+        let flags = Int16(CLibevent_EV_READ() | CLibevent_EV_PERSIST())
+        for (event, timer) in [(self.wallEvent, self.wall), (self.continuousEvent, self.continuous)] {
+            var rc = event_assign(event, base, timer.fd, flags, callback, context)
+            if rc == 0 { rc = event_add(event, nil) }
+            if rc != 0 { return rc }
+        }
+        return 0
+    }
+
+    /// Takes both events off their base (loop thread, or before the loop ever ran).
+    func remove() {
+        event_del(self.wallEvent)
+        event_del(self.continuousEvent)
+    }
+
+    /// A timerfd was readable (loop thread): if its deadline passed or its clock changed, the
+    /// core re-estimates its bound timers. Returns whether anything may have become due.
+    func serve(fd: Int32, core: TimerCore) -> Bool {
+        let timer = fd == self.wall.fd ? self.wall : self.continuous
+        switch timer.read() {
+        case .expired:
+            core.rebase()
+            self.armedVersion = nil
+            return true
+        case .clockChanged:
+            self.clockChanged(core)
+            return true
+        case .none:
+            return false
+        }
+    }
+
+    /// The loop's doorbell rang: reports an injected clock change (tests only).
+    func serveInjected(core: TimerCore) {
+        if self.injected.exchange(false, ordering: .acquiring) { self.clockChanged(core) }
+    }
+
+    /// The wall clock was stepped or the machine resumed: re-estimate everything, re-arm (a
+    /// cancelled wall-clock timerfd stays cancelled until armed again).
+    private func clockChanged(_ core: TimerCore) {
+        core.rebase()
+        self.armedVersion = nil
+    }
+
+    /// After a pass of the loop: re-arms the timerfds when a bound timer came, went or moved.
+    ///
+    /// - Returns: 0, or the `errno` of a failed `timerfd_settime`.
+    func rearm(core: TimerCore) -> Int32 {
+        let version = core.boundVersion
+        guard version != self.armedVersion else { return 0 }
+        self.armedVersion = version
+        let (wall, continuous) = core.earliestBoundDeadlines()
+        let rc = self.wall.arm(at: wall)
+        return rc != 0 ? rc : self.continuous.arm(at: continuous)
+    }
+
+    /// Makes the loop act at its next pass as if the wall clock had been stepped or the machine
+    /// had resumed (tests only: the engine's wall and continuous clocks can be offset through
+    /// the waker's seam first). The caller rings the doorbell.
+    func injectClockChange() {
+        self.injected.store(true, ordering: .releasing)
+    }
+
+    private static func allocateEvent(size: Int) -> OpaquePointer {
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        storage.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        return OpaquePointer(storage)
+    }
+}

@@ -1,0 +1,59 @@
+import PreciseTimer
+import Testing
+
+/// The libevent engine's wall and continuous timerfds, driven through its seam: the engine's
+/// clocks are offset and a clock change is reported as a `TFD_TIMER_CANCEL_ON_SET` read reports
+/// one, without touching the machine's clocks.
+@Suite("Engine: wall-clock steps and suspend (seam)")
+struct EngineClockTests {
+    @Test("a step forward past a wall-clock deadline fires it at once")
+    func stepForward() async throws {
+        let timers = try PreciseTimer()
+        defer { timers.shutdown() }
+        let instant = timers.wallClockNow.advanced(by: .seconds(3600))
+        let ticks = Recorder<Tick>()
+        try timers.schedule(id: "rotate", atWallClock: instant) { ticks.append($0) }
+        await pause(.milliseconds(50))
+        #expect(ticks.values.isEmpty)
+        timers.simulateClockChange(wallClockStep: .seconds(3601))
+        let fired = await ticks.wait(forCount: 1)
+        #expect(fired.first?.wallClockDeadline == instant)
+        #expect(timers.wallClockNow >= instant)
+    }
+
+    @Test("a step back makes a wall-clock deadline wait; stepping forward again fires it")
+    func stepBack() async throws {
+        let timers = try PreciseTimer()
+        defer { timers.shutdown() }
+        let ticks = Recorder<Tick>()
+        try timers.schedule(id: "soon", atWallClock: timers.wallClockNow.advanced(by: .seconds(1))) { ticks.append($0) }
+        timers.simulateClockChange(wallClockStep: .seconds(-3600))
+        await pause(.milliseconds(1500))
+        #expect(ticks.values.isEmpty, "the wall clock is an hour before the deadline")
+        timers.simulateClockChange(wallClockStep: .seconds(3600))
+        #expect(await ticks.wait(forCount: 1).count == 1)
+    }
+
+    @Test("after a suspend, continuous and wall-clock timers that came due fire; suspending ones wait")
+    func suspend() async throws {
+        let timers = try PreciseTimer()
+        defer { timers.shutdown() }
+        let fired = Recorder<TimerID>()
+        let ticks = Recorder<Tick>()
+        try timers.schedule(id: "continuous", after: .seconds(3600), options: .init(clock: .continuous)) {
+            fired.append($0.id)
+        }
+        try timers.schedule(id: "suspending", after: .seconds(3600)) { fired.append($0.id) }
+        try timers.scheduleRepeating(id: "minutely", on: EveryWallClockInterval(interval: 60_000_000_000)) {
+            ticks.append($0)
+        }
+        timers.simulateClockChange(suspend: .seconds(2 * 3600))
+        #expect(await fired.wait(forCount: 1) == ["continuous"])
+        let calls = await ticks.wait(forCount: 1)
+        #expect(calls.first.map { $0.missed >= 100 } ?? false, "two hours of minutes: one call, the rest missed")
+        await pause(.milliseconds(100))
+        #expect(fired.values == ["continuous"])
+        #expect(ticks.values.count == 1)
+        #expect(timers.isScheduled("suspending"))
+    }
+}
