@@ -22,6 +22,8 @@ struct BenchmarkRun {
         case idle
         /// schedule + cancel and fire with `Configuration.metrics` off and on.
         case metrics
+        /// Wall-clock timers: lateness against the monotonic timer, calendar cost, idle CPU.
+        case wallclock
     }
 
     /// Sizes and durations.
@@ -52,6 +54,7 @@ struct BenchmarkRun {
             case .storm: self.measureStorm()
             case .idle: self.measureIdle()
             case .metrics: self.measureMetrics()
+            case .wallclock: self.measureWallClock()
             }
         }
         Self.log("done in \(Int(Double(Measure.now() - start) / 1e9)) s")

@@ -33,6 +33,9 @@ extension Probe {
         case .idle(let kind, let seconds):
             let (figures, service) = try IdleBenchmark.run(kind, seconds: seconds)
             (result, keepAlive) = (ProbeResult(figures: figures), service)
+        case .idleDaily(let seconds):
+            let (figures, service) = try WallClockBenchmark.idleDaily(seconds: seconds)
+            (result, keepAlive) = (ProbeResult(figures: figures), service)
         case .concurrent(let kind, let count, let milliseconds, let interval):
             let timers = try kind.makeScaleService()
             result = try ConcurrentBenchmark.run(

@@ -11,6 +11,9 @@ enum Probe: Sendable, Equatable {
     case idle(ServiceKind, seconds: Int)
     /// reschedule vs cancel + schedule, counts and worst single calls (``ControlBenchmark``).
     case control(ServiceKind, pending: Int, countAt: Int, ops: Int)
+    /// Process CPU while one daily wall-clock timer is pending on a `PreciseTimer`
+    /// (``WallClockBenchmark/idleDaily(seconds:)``).
+    case idleDaily(seconds: Int)
     /// Many concurrent periodic timers (``ConcurrentBenchmark``).
     case concurrent(ServiceKind, count: Int, milliseconds: Int, interval: Int64)
 
@@ -24,6 +27,7 @@ enum Probe: Sendable, Equatable {
         case .memory(let kind, let count): "memory:\(kind.rawValue):\(count)"
         case .storm(let kind, let count): "storm:\(kind.rawValue):\(count)"
         case .idle(let kind, let seconds): "idle:\(kind.rawValue):\(seconds)"
+        case .idleDaily(let seconds): "idleDaily:\(ServiceKind.precise.rawValue):\(seconds)"
         case .concurrent(let kind, let count, let milliseconds, let interval):
             "concurrent:\(kind.rawValue):\(count):\(milliseconds):\(interval)"
         }
@@ -54,6 +58,9 @@ enum Probe: Sendable, Equatable {
         case ("idle", 3):
             guard let seconds = numbers[0] else { throw bad }
             self = .idle(kind, seconds: seconds)
+        case ("idleDaily", 3):
+            guard let seconds = numbers[0] else { throw bad }
+            self = .idleDaily(seconds: seconds)
         case ("concurrent", 5):
             guard let count = numbers[0], let milliseconds = numbers[1], let interval = numbers[2] else { throw bad }
             self = .concurrent(kind, count: count, milliseconds: milliseconds, interval: Int64(interval))
