@@ -20,6 +20,10 @@ final class EngineClocks: @unchecked Sendable {
     let continuousEvent: OpaquePointer
     /// The core's `boundVersion` the timerfds were last armed for; `nil`: arm at the next pass.
     private var armedVersion: UInt64?
+    /// The deadlines each timerfd is armed at (`nil`: the far future); a re-arm to the same
+    /// deadline makes no system call.
+    private var armedWall: Int64?? = .none
+    private var armedContinuous: Int64?? = .none
     /// Test seam: a clock change to report at the loop's next pass, as if a read had failed with
     /// `ECANCELED` (see ``injectClockChange()``).
     private let injected = Atomic<Bool>(false)
@@ -62,21 +66,40 @@ final class EngineClocks: @unchecked Sendable {
         event_del(self.continuousEvent)
     }
 
-    /// A timerfd was readable (loop thread): if its deadline passed or its clock changed, the
-    /// core re-estimates its bound timers. Returns whether anything may have become due.
-    func serve(fd: Int32, core: TimerCore) -> Bool {
+    /// What a readable timerfd says (loop thread).
+    enum Served {
+        /// Its deadline passed: run what is due; if the timer it was armed for did not fire from
+        /// its monotonic estimate, call ``expiredUnanswered(core:)``.
+        case expired
+        /// The clock changed and the core re-estimated: run what is due.
+        case clockChanged
+        /// Nothing to do.
+        case none
+    }
+
+    /// A timerfd was readable (loop thread).
+    func serve(fd: Int32, core: TimerCore) -> Served {
         let timer = fd == self.wall.fd ? self.wall : self.continuous
         switch timer.read() {
         case .expired:
-            core.rebase()
+            // Usually the monotonic alarm fires the timer at the same pass: a rebase (a walk over
+            // every bound timer) is needed only when the estimate lagged the clock.
+            // An expired timerfd is disarmed: arm it again at the loop's next pass.
+            if timer === self.wall { self.armedWall = .none } else { self.armedContinuous = .none }
             self.armedVersion = nil
-            return true
+            return .expired
         case .clockChanged:
             self.clockChanged(core)
-            return true
+            return .clockChanged
         case .none:
-            return false
+            return .none
         }
+    }
+
+    /// The deadline a timerfd was armed for passed but no bound timer fired from its estimate
+    /// (NTP's slewing made the estimate late): re-estimate, so the timer is due now.
+    func expiredUnanswered(core: TimerCore) {
+        core.rebase()
     }
 
     /// The loop's doorbell rang: reports an injected clock change (tests only).
@@ -89,6 +112,8 @@ final class EngineClocks: @unchecked Sendable {
     private func clockChanged(_ core: TimerCore) {
         core.rebase()
         self.armedVersion = nil
+        self.armedWall = .none
+        self.armedContinuous = .none
     }
 
     /// After a pass of the loop: re-arms the timerfds when a bound timer came, went or moved.
@@ -99,8 +124,17 @@ final class EngineClocks: @unchecked Sendable {
         guard version != self.armedVersion else { return 0 }
         self.armedVersion = version
         let (wall, continuous) = core.earliestBoundDeadlines()
-        let rc = self.wall.arm(at: wall)
-        return rc != 0 ? rc : self.continuous.arm(at: continuous)
+        if self.armedWall != .some(wall) {
+            let rc = self.wall.arm(at: wall)
+            guard rc == 0 else { return rc }
+            self.armedWall = .some(wall)
+        }
+        if self.armedContinuous != .some(continuous) {
+            let rc = self.continuous.arm(at: continuous)
+            guard rc == 0 else { return rc }
+            self.armedContinuous = .some(continuous)
+        }
+        return 0
     }
 
     /// Makes the loop act at its next pass as if the wall clock had been stepped or the machine

@@ -397,9 +397,18 @@ final class LibeventEngine: @unchecked Sendable {
         self.enterCallback()
         defer { self.leaveCallback() }
         guard !self.core.isClosed else { return }
-        if self.clocks.serve(fd: fd, core: self.core) {
+        switch self.clocks.serve(fd: fd, core: self.core) {
+        case .expired:
+            let before = self.core.boundVersion
             self.runTimers()
-        } else {
+            // Nothing bound fired or moved: the estimate lagged the clock (NTP slewing).
+            if self.core.boundVersion == before {
+                self.clocks.expiredUnanswered(core: self.core)
+                self.runTimers()
+            }
+        case .clockChanged:
+            self.runTimers()
+        case .none:
             self.rearmClocks()
         }
     }

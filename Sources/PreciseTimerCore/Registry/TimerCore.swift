@@ -408,7 +408,7 @@ package final class TimerCore: Sendable {
     /// wall or the continuous clock (see ``ClockBinding``) and wakes the loop if one is due sooner.
     package func rebase() {
         let now = self.doorbell.now()
-        for index in self.shards.indices {
+        for index in self.shards.indices where self.shards[index].boundCount.load(ordering: .relaxed) > 0 {
             if self.shards[index].withLock({ $0.rebase(now: now) }) {
                 self.wakeLoop(for: index, deadline: .min)
             }
@@ -420,7 +420,7 @@ package final class TimerCore: Sendable {
     package func earliestBoundDeadlines() -> (wall: Int64?, continuous: Int64?) {
         var wall: Int64?
         var continuous: Int64?
-        for shard in self.shards {
+        for shard in self.shards where shard.boundCount.load(ordering: .relaxed) > 0 {
             let (shardWall, shardContinuous) = shard.withLock { $0.earliestBoundDeadlines() }
             if let shardWall { wall = min(wall ?? .max, shardWall) }
             if let shardContinuous { continuous = min(continuous ?? .max, shardContinuous) }
@@ -479,6 +479,9 @@ package final class TimerCore: Sendable {
 private final class TimerShard: Sendable {
     private let registry: SemaphoreGuarded<TimerRegistry>
     let count = Atomic<Int>(0)
+    /// How many of its timers are bound to another clock, published like ``count``: the core
+    /// skips shards without any when it rebases or looks for the earliest bound deadline.
+    let boundCount = Atomic<Int>(0)
     /// The core's count of changes to bound timers (see ``TimerCore/boundVersion``).
     private let boundChanges: BoundChanges
 
@@ -496,7 +499,10 @@ private final class TimerShard: Sendable {
             let boundVersion = registry.boundVersion
             defer {
                 self.count.store(registry.count, ordering: .relaxed)
-                if registry.boundVersion != boundVersion { self.boundChanges.value.add(1, ordering: .releasing) }
+                if registry.boundVersion != boundVersion {
+                    self.boundCount.store(registry.boundCount, ordering: .relaxed)
+                    self.boundChanges.value.add(1, ordering: .releasing)
+                }
             }
             return try body(&registry)
         }
