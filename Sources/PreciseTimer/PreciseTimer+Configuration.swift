@@ -20,7 +20,7 @@ extension PreciseTimer {
         public var spinMargin: Duration
         /// Run the loop thread under `SCHED_FIFO` with this priority (1...99). Needs
         /// `CAP_SYS_NICE` or an `RLIMIT_RTPRIO` allowance; without it ``PreciseTimer/init(configuration:)``
-        /// throws ``PreciseTimerError/Code/systemFailure`` (`pthread_create`, `EPERM`), so a daemon
+        /// throws ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` (`pthread_create`, `EPERM`), so a daemon
         /// can retry without it. `nil` (the default) keeps the normal policy.
         public var realtimePriority: Int32?
         /// Pin the loop thread to this CPU index. `nil` (the default) lets it float.
@@ -38,7 +38,7 @@ extension PreciseTimer {
         /// with metadata keys under `timer.`:
         /// - `debug`: the service started (`timer.thread`) and shut down.
         /// - `debug`: a tick that missed periods (`timer.id`, `timer.missed`, `timer.lateness`).
-        /// - `warning`: a ``TimerExecutor/loop`` handler that ran longer than ``stallThreshold``
+        /// - `warning`: a ``/PreciseTimerCore/TimerExecutor/loop`` handler that ran longer than ``stallThreshold``
         ///   (`timer.id`, `timer.duration`, `timer.threshold`): it delayed every other timer.
         /// - `error`: libevent or the system failed under the running service, which then ends
         ///   every timer (`timer.function`, `timer.return_code`, `timer.errno`, and the error).
@@ -49,20 +49,20 @@ extension PreciseTimer {
         /// created (a logger that shows no warnings costs no clock read per fire). Failures of
         /// `init` are thrown, not logged. Nothing is logged per tick on time.
         public var logger: Logger
-        /// How long a ``TimerExecutor/loop`` handler may run before the service logs a warning.
+        /// How long a ``/PreciseTimerCore/TimerExecutor/loop`` handler may run before the service logs a warning.
         ///
         /// Such a handler holds the loop thread, so every timer due meanwhile fires at least that
         /// late. The default, 1 ms, is some 20 times the engine's own lateness on an idle machine
         /// (tens of microseconds), and long enough that ordinary handlers never trip it; move
-        /// slow work to ``TimerExecutor/queue(_:)``. Must be greater than zero.
+        /// slow work to ``/PreciseTimerCore/TimerExecutor/queue(_:)``. Must be greater than zero.
         public var stallThreshold: Duration
-        /// Where the service records its events for metrics (see ``TimerMetricsRecorder``), or
+        /// Where the service records its events for metrics (see ``/PreciseTimerCore/TimerMetricsRecorder``), or
         /// `nil` (the default) for no metrics, at the cost of one optional check per schedule,
         /// cancel and fire. The `PreciseTimerMetrics` product provides one on swift-metrics.
         public var metrics: (any TimerMetricsRecorder)?
         /// How long the service-lifecycle adapter's `run()` waits for handlers still running
         /// when it shuts the service down (``PreciseTimer/shutdown(gracePeriod:)``). 5 seconds by
-        /// default; not negative (``PreciseTimerError/Code/invalidConfiguration``); `.zero`
+        /// default; not negative (``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration``); `.zero`
         /// waits for nothing.
         ///
         /// Task cancellation does not shorten the wait, so a `ServiceGroup` whose

@@ -2,7 +2,7 @@ import Dispatch
 import PreciseTimerCore
 
 extension PreciseTimer {
-    /// Shuts the service down like ``shutdown()``, then waits until every handler call in
+    /// Shuts the service down like ``/PreciseTimerCore/TimerService/shutdown()``, then waits until every handler call in
     /// flight has returned, for at most `gracePeriod`, without blocking a thread.
     ///
     /// ```swift
@@ -13,15 +13,15 @@ extension PreciseTimer {
     ///
     /// In order:
     /// 1. Every timer ends and every pending handler is released, on the calling thread (CPU
-    ///    work, about 0.3 µs a timer, not a wait), and every later `schedule` throws ``PreciseTimerError/Code/shutDown``. No handler call
-    ///    begins after this: a ``TimerExecutor/queue(_:)`` fire still waiting in its queue is
+    ///    work, about 0.3 µs a timer, not a wait), and every later `schedule` throws ``/PreciseTimerCore/PreciseTimerError/Code/shutDown``. No handler call
+    ///    begins after this: a ``/PreciseTimerCore/TimerExecutor/queue(_:)`` fire still waiting in its queue is
     ///    dropped there without calling its handler.
     /// 2. The engine is asked to stop: its loop thread exits; on a caller's base
     ///    (``init(eventBase:configuration:)``) the service's events come off the base as they
-    ///    do for ``shutdown()``.
-    /// 3. It waits until the loop thread is gone (so no ``TimerExecutor/loop`` handler runs; on
-    ///    a caller's base, until the events are off it, at least as long as ``shutdown()``
-    ///    would wait there), then until every ``TimerExecutor/queue(_:)`` handler call that had
+    ///    do for ``/PreciseTimerCore/TimerService/shutdown()``.
+    /// 3. It waits until the loop thread is gone (so no ``/PreciseTimerCore/TimerExecutor/loop`` handler runs; on
+    ///    a caller's base, until the events are off it, at least as long as ``/PreciseTimerCore/TimerService/shutdown()``
+    ///    would wait there), then until every ``/PreciseTimerCore/TimerExecutor/queue(_:)`` handler call that had
     ///    begun has returned.
     ///
     /// A handler still running at the end of the grace period keeps running; the service is
@@ -36,7 +36,7 @@ extension PreciseTimer {
     /// - Important: It suspends instead of blocking, so any task may call it, including one on
     ///   Swift concurrency's cooperative pool; the waiting is done by Dispatch notifications and
     ///   a Dispatch timer. Task cancellation does not cut the wait short: `gracePeriod` bounds it.
-    ///   A ``TimerExecutor/queue(_:)`` handler that waits for this call to return waits for its
+    ///   A ``/PreciseTimerCore/TimerExecutor/queue(_:)`` handler that waits for this call to return waits for its
     ///   own call: it gets `false` after the grace period.
     @discardableResult
     public func shutdown(gracePeriod: Duration) async -> Bool {

@@ -23,21 +23,21 @@ import PreciseTimerCore
 /// A service belongs to the process that created it. In a child created with `fork()` the loop
 /// thread does not exist, the registry's semaphore may have been copied while held and the
 /// doorbell is the parent's `eventfd`, so an inherited service touches none of them: every call
-/// that schedules throws ``PreciseTimerError/Code/shutDown``, the others return `false`, `nil`,
-/// `0` or nothing, and ``shutdown()`` and `deinit` return at once without waiting (the child may
+/// that schedules throws ``/PreciseTimerCore/PreciseTimerError/Code/shutDown``, the others return `false`, `nil`,
+/// `0` or nothing, and ``/PreciseTimerCore/TimerService/shutdown()`` and `deinit` return at once without waiting (the child may
 /// simply drop its reference). Create a new `PreciseTimer` in the child if it needs timers.
 ///
 /// ## Shutting down
 ///
-/// ``TimerService/shutdown()`` cancels everything, releases every handler, stops the loop thread
+/// ``/PreciseTimerCore/TimerService/shutdown()`` cancels everything, releases every handler, stops the loop thread
 /// and frees libevent (on a caller's base: takes the service's two events off it and frees them).
-/// It waits for the loop thread to exit, unless called on it (from a ``TimerExecutor/loop``
+/// It waits for the loop thread to exit, unless called on it (from a ``/PreciseTimerCore/TimerExecutor/loop``
 /// handler): then it returns at once and the thread exits when the handler returns. On a
 /// caller's base, see ``init(eventBase:configuration:)`` for what it waits for on which thread.
-/// It does not wait for ``TimerExecutor/queue(_:)`` handlers already running:
+/// It does not wait for ``/PreciseTimerCore/TimerExecutor/queue(_:)`` handlers already running:
 /// ``shutdown(gracePeriod:)`` does. Idempotent and safe to call from several threads at once:
 /// every caller but the loop thread returns once libevent is done with the service, so no
-/// ``TimerExecutor/loop`` handler runs any more, even when another thread (or the loop failing)
+/// ``/PreciseTimerCore/TimerExecutor/loop`` handler runs any more, even when another thread (or the loop failing)
 /// closed the core first.
 ///
 /// ## Engine failures
@@ -45,11 +45,11 @@ import PreciseTimerCore
 /// If libevent fails under the service (`event_base_loop` returns -1, or arming the alarm with
 /// `event_add` fails), the service does not go on silently: every timer is ended and its handler
 /// released, the loop thread exits, and every later `schedule` throws
-/// ``PreciseTimerError/Code/libeventFailure`` naming the function and its return code. The
+/// ``/PreciseTimerCore/PreciseTimerError/Code/libeventFailure`` naming the function and its return code. The
 /// failure is also logged once, at `error`, to ``Configuration/logger``.
 ///
-/// - Important: handlers on ``TimerExecutor/loop`` run on the service's thread and must not
-///   block. Releasing the last reference shuts the service down (``shutdown()``).
+/// - Important: handlers on ``/PreciseTimerCore/TimerExecutor/loop`` run on the service's thread and must not
+///   block. Releasing the last reference shuts the service down (``/PreciseTimerCore/TimerService/shutdown()``).
 public final class PreciseTimer: TimerCoreService {
     /// The configuration the service was created with.
     public let configuration: Configuration
@@ -77,10 +77,10 @@ public final class PreciseTimer: TimerCoreService {
     /// Creates the service and starts its thread.
     ///
     /// - Parameter configuration: Thread name, precision and scheduling options.
-    /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidConfiguration`` for a
-    ///   value out of range, ``PreciseTimerError/Code/systemFailure`` when the `eventfd` or the
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError`` with ``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration`` for a
+    ///   value out of range, ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` when the `eventfd` or the
     ///   thread cannot be created (out of file descriptors, `SCHED_FIFO` not permitted), or
-    ///   ``PreciseTimerError/Code/libeventFailure`` when libevent cannot build its base.
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/libeventFailure`` when libevent cannot build its base.
     public convenience init(configuration: Configuration = .init()) throws {
         try configuration.validate()
         let waker = try EventFDWaker()
@@ -103,7 +103,7 @@ public final class PreciseTimer: TimerCoreService {
     ///
     /// The service adds two events to the base: a timer event armed at its earliest deadline,
     /// and a read event on an `eventfd` through which other threads wake the loop when they
-    /// schedule or cancel. Handlers on ``TimerExecutor/loop`` run on the caller's loop thread,
+    /// schedule or cancel. Handlers on ``/PreciseTimerCore/TimerExecutor/loop`` run on the caller's loop thread,
     /// inside `event_base_loop`; at most 4096 of them run before the loop
     /// serves its other events. The base needs no locking (`evthread_use_pthreads()` is not
     /// required): no other thread ever calls libevent on it for the service.
@@ -117,11 +117,11 @@ public final class PreciseTimer: TimerCoreService {
     ///     thread). ``Configuration/realtimePriority``, ``Configuration/cpuAffinity`` and
     ///     ``Configuration/timerSlack`` describe a thread of the service's own and must be `nil`;
     ///     ``Configuration/threadName`` is not used.
-    /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidEventBase`` for a
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError`` with ``/PreciseTimerCore/PreciseTimerError/Code/invalidEventBase`` for a
     ///   `nil` base, a backend other than epoll, or a base without the precise timer (its
-    ///   ``PreciseTimerError/value`` says which); ``PreciseTimerError/Code/invalidConfiguration``
-    ///   for a thread option or a value out of range; ``PreciseTimerError/Code/systemFailure``
-    ///   when the `eventfd` cannot be created; ``PreciseTimerError/Code/libeventFailure`` when the
+    ///   ``/PreciseTimerCore/PreciseTimerError/value`` says which); ``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration``
+    ///   for a thread option or a value out of range; ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure``
+    ///   when the `eventfd` cannot be created; ``/PreciseTimerCore/PreciseTimerError/Code/libeventFailure`` when the
     ///   events cannot be added (`event_assign`, `event_add`).
     ///
     /// - Important: The service calls libevent only on the thread that drives the base (the
@@ -131,21 +131,21 @@ public final class PreciseTimer: TimerCoreService {
     ///     one of its callbacks.
     ///   - Schedule, cancel, reschedule, pause and query from any thread: those take a lock
     ///     and write the `eventfd`, never call libevent.
-    ///   - ``shutdown()`` on the loop thread (from a handler or another callback, or before or
+    ///   - ``/PreciseTimerCore/TimerService/shutdown()`` on the loop thread (from a handler or another callback, or before or
     ///     after the loop runs) takes the service's events off the base and frees them before it
-    ///     returns; from a ``TimerExecutor/loop`` handler, as that handler's callback returns to
+    ///     returns; from a ``/PreciseTimerCore/TimerExecutor/loop`` handler, as that handler's callback returns to
     ///     libevent. The base and its other events are left alone.
-    ///   - ``shutdown()`` on another thread while the loop runs wakes the loop and waits until
+    ///   - ``/PreciseTimerCore/TimerService/shutdown()`` on another thread while the loop runs wakes the loop and waits until
     ///     the loop thread has taken the events off, as soon as its current callback returns.
-    ///   - Once ``shutdown()`` has returned, the service never touches the base again, and the
-    ///     caller may free it. The one exception: ``shutdown()`` on another thread while the
+    ///   - Once ``/PreciseTimerCore/TimerService/shutdown()`` has returned, the service never touches the base again, and the
+    ///     caller may free it. The one exception: ``/PreciseTimerCore/TimerService/shutdown()`` on another thread while the
     ///     loop does **not** run (not started yet, or already returned) cannot free the events
     ///     without racing a loop that may start at any moment. It waits 2 seconds, then returns
     ///     and leaves the events on the base, still allocated: the loop's next pass frees them.
     ///     If the caller frees the base instead, libevent drops them, and the two events and the
     ///     `eventfd` (about 300 bytes and one descriptor) are never freed. So once the loop has
     ///     returned, shut the service down on the thread that ran it, before `event_base_free`.
-    ///   - Releasing the last reference to the service calls ``shutdown()``, on whichever thread
+    ///   - Releasing the last reference to the service calls ``/PreciseTimerCore/TimerService/shutdown()``, on whichever thread
     ///     that happens: the same rules apply.
     public convenience init(eventBase: OpaquePointer?, configuration: Configuration = .init()) throws {
         guard let eventBase else {
@@ -172,7 +172,7 @@ public final class PreciseTimer: TimerCoreService {
         self.shutdown()
     }
 
-    /// The engine's part of ``TimerService/shutdown()``, once the core is closed: stops the loop
+    /// The engine's part of ``/PreciseTimerCore/TimerService/shutdown()``, once the core is closed: stops the loop
     /// thread and frees libevent, or takes the service's two events off a caller's base (see
     /// Shutting down).
     package func stopEngine() {

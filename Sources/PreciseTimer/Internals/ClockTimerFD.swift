@@ -38,7 +38,7 @@ final class ClockTimerFD: @unchecked Sendable {
     let clock: Clock
     let fd: Int32
 
-    /// - Throws: ``PreciseTimerError/Code/systemFailure`` naming `timerfd_create` and `errno`.
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` naming `timerfd_create` and `errno`.
     init(_ clock: Clock) throws(PreciseTimerError) {
         let fd = timerfd_create(clock.id, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
         guard fd >= 0 else {

@@ -28,7 +28,7 @@ final class EngineClocks: @unchecked Sendable {
     /// `ECANCELED` (see ``injectClockChange()``).
     private let injected = Atomic<Bool>(false)
 
-    /// - Throws: ``PreciseTimerError/Code/systemFailure`` when a timerfd cannot be created.
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` when a timerfd cannot be created.
     init(eventSize: Int) throws(PreciseTimerError) {
         self.wall = try ClockTimerFD(.wall)
         self.continuous = try ClockTimerFD(.continuous)

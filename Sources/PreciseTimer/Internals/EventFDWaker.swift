@@ -17,7 +17,7 @@ final class EventFDWaker: TimerDoorbell, @unchecked Sendable {
     /// instead of the fd, to give the loop back at once when someone rang.
     private let rung = Atomic<Bool>(false)
 
-    /// - Throws: ``PreciseTimerError/Code/systemFailure`` naming `eventfd` and `errno` (for
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` naming `eventfd` and `errno` (for
     ///   example when the process is out of file descriptors).
     init() throws(PreciseTimerError) {
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))

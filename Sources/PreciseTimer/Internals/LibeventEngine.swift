@@ -70,8 +70,8 @@ final class LibeventEngine: @unchecked Sendable {
 
     /// Builds the base and starts the loop thread.
     ///
-    /// - Throws: ``PreciseTimerError/Code/libeventFailure`` when libevent cannot build an epoll
-    ///   base; ``PreciseTimerError/Code/systemFailure`` when the thread cannot start with the
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError/Code/libeventFailure`` when libevent cannot build an epoll
+    ///   base; ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` when the thread cannot start with the
     ///   requested scheduling (for example `SCHED_FIFO` without permission).
     init(core: TimerCore, waker: EventFDWaker, configuration: PreciseTimer.Configuration) throws(PreciseTimerError) {
         self.core = core
@@ -120,9 +120,9 @@ final class LibeventEngine: @unchecked Sendable {
     /// Puts the service's two events on a caller's base and starts no thread: the caller's loop
     /// runs the timers. Call it on the thread that drives the base.
     ///
-    /// - Throws: ``PreciseTimerError/Code/invalidEventBase`` for a base that cannot keep the
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError/Code/invalidEventBase`` for a base that cannot keep the
     ///   service's precision (see ``checkPrecision(of:)``);
-    ///   ``PreciseTimerError/Code/libeventFailure`` when the events cannot be added.
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/libeventFailure`` when the events cannot be added.
     init(
         core: TimerCore, waker: EventFDWaker, eventBase base: OpaquePointer,
         configuration: PreciseTimer.Configuration
@@ -235,7 +235,7 @@ final class LibeventEngine: @unchecked Sendable {
     private static let descriptorsLibeventNeeds = 4
 
     /// Makes sure `count` descriptors are free before libevent needs them, so running out is a
-    /// typed ``PreciseTimerError/Code/systemFailure`` (`EMFILE`) here, never libevent's `exit`.
+    /// typed ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` (`EMFILE`) here, never libevent's `exit`.
     /// (Another thread could take descriptors between this check and libevent's: the window is
     /// a few microseconds at start-up.)
     private static func reserveDescriptors(_ count: Int, like fd: Int32) throws(PreciseTimerError) {
