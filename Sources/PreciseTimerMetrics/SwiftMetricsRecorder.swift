@@ -15,7 +15,7 @@ import PreciseTimer
 ///
 /// | Label | Kind | What |
 /// | --- | --- | --- |
-/// | `precise_timer_scheduled_total` | `Counter` | Timers scheduled (every successful `schedule…`) |
+/// | `precise_timer_scheduled_total` | `Counter` | Timers that reached the registry (every valid `schedule…`; a duplicate ID refused there included) |
 /// | `precise_timer_fired_total` | `Counter` | Handler calls begun |
 /// | `precise_timer_cancelled_total` | `Counter` | Timers cancelled (`cancel`, `cancelAll`, tokens, tick sequences) |
 /// | `precise_timer_missed_ticks_total` | `Counter` | Periods skipped (the sum of ``Tick/missed``) |
@@ -141,5 +141,12 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
     /// - Parameter count: How many timers ended.
     public func timersEnded(_ count: Int) {
         self.pending.decrement(by: Double(count))
+    }
+
+    /// A schedule the registry refused after ``timerScheduled()`` (a duplicate ID, or a shutdown
+    /// in between): the pending timer is taken back. (`_scheduled_total`, a counter, keeps it:
+    /// it counts the schedules that reached the registry.)
+    public func timerScheduleRefused() {
+        self.pending.decrement()
     }
 }

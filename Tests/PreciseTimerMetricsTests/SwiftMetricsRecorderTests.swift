@@ -91,9 +91,12 @@ struct SwiftMetricsRecorderTests {
         #expect(try readings.lateness.suffix(2) == [0, 5_000_000])
         #expect(try readings.pending == 1)
 
-        // A refused schedule counts nothing; cancelAll counts what it cancelled; shutdown ends the
+        // A schedule the registry refuses (a duplicate ID) was counted as it reached the registry
+        // and is taken back from pending; cancelAll counts what it cancelled; shutdown ends the
         // rest without counting them as cancelled.
         #expect(throws: PreciseTimerError.self) { try service.schedule(id: "ticker", after: .zero) { _ in } }
+        #expect(try readings.scheduled == 12)
+        #expect(try readings.pending == 1)
         service.cancelAll()
         #expect(try readings.cancelled == 4)
         #expect(try readings.pending == 0)
@@ -103,7 +106,7 @@ struct SwiftMetricsRecorderTests {
         service.shutdown()
         #expect(try readings.pending == 0)
         #expect(try readings.cancelled == 4)
-        #expect(try readings.scheduled == 13)
+        #expect(try readings.scheduled == 14)
         #expect(try readings.lateness.count == 9)
     }
 

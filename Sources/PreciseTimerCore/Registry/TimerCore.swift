@@ -145,14 +145,21 @@ package final class TimerCore: Sendable {
         // no explicit ID may take the generated form.
         node.name(id ?? TimerID(generatedNumber: number))
         let shard = self.shard(for: node.hash)
-        let wake = try self.shards[shard].withLock { (registry) throws(PreciseTimerError) in try registry.add(node) }
+        // Counted before it is visible: its fire or cancel may come on another thread at once.
+        self.instruments.scheduled()
+        let wake: Bool
+        do {
+            wake = try self.shards[shard].withLock { (registry) throws(PreciseTimerError) in try registry.add(node) }
+        } catch {
+            self.instruments.refused()
+            throw error
+        }
         // A timer on another clock always wakes the loop, whatever its deadline: the engine arms
         // its timerfd on that clock at the end of the loop's pass (a daily timer must not wait
         // for some other timer to bring the loop round).
         if wake || request.clock != nil {
             self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : request.deadline)
         }
-        self.instruments.scheduled()
         return TimerHandle(id: node.id, generation: number)
     }
 
@@ -461,15 +468,30 @@ package final class TimerCore: Sendable {
         node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
         node.name(id)
         let shard = self.shard(for: node.hash)
-        let (created, wake) = try self.shards[shard].withLock {
-            (registry) throws(PreciseTimerError) -> (Bool, Bool) in
-            let (found, wake) = registry.reschedule(id, hash: node.hash, to: deadline, now: now)
-            if found { return (false, wake) }
-            if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
-            return (true, try registry.add(node))
+        // The usual touch: the timer exists and moves; nothing is counted.
+        let (moved, wake) = self.shards[shard].withLock { $0.reschedule(id, hash: node.hash, to: deadline, now: now) }
+        if moved {
+            if wake { self.wakeLoop(for: shard, deadline: deadline) }
+            return false
         }
-        if wake { self.wakeLoop(for: shard, deadline: deadline) }
-        if created { self.instruments.scheduled() }
+        if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
+        // A creation, counted before the timer is visible (see ``schedule(_:id:options:_:)``); a
+        // touch that created it on another thread in between makes this one a move after all.
+        self.instruments.scheduled()
+        let created: Bool
+        let pushed: Bool
+        do {
+            (created, pushed) = try self.shards[shard].withLock {
+                (registry) throws(PreciseTimerError) -> (Bool, Bool) in
+                let (found, wake) = registry.reschedule(id, hash: node.hash, to: deadline, now: now)
+                return found ? (false, wake) : (true, try registry.add(node))
+            }
+        } catch {
+            self.instruments.refused()
+            throw error
+        }
+        if !created { self.instruments.refused() }
+        if pushed { self.wakeLoop(for: shard, deadline: deadline) }
         return created
     }
 }

@@ -14,8 +14,10 @@
 /// whose handler runs are pending. The events add up exactly: pending equals
 /// ``timerScheduled()`` calls minus the `count`s of ``timersCancelled(_:)`` and
 /// ``timersEnded(_:)`` minus the ``timerFired(latenessNanoseconds:missed:ended:)`` calls with
-/// `ended` true. Events arrive from several threads, after the state change they report, so a
-/// recorder that keeps the count from them may briefly disagree with
+/// `ended` true, minus the ``timerScheduleRefused()`` calls. ``timerScheduled()`` comes just
+/// *before* its timer becomes visible to other threads, so no event of that timer can arrive
+/// ahead of it and a count kept from the events never goes below zero; the other events come
+/// after the change they report. A recorder that keeps the count may briefly disagree with
 /// ``TimerService/scheduledCount``, but never drifts from it.
 ///
 /// A recorder is a class (one object shared by the service's threads), which also keeps the
@@ -26,8 +28,16 @@
 ///   threads at once, never under the service's lock. Keep each call O(1) and non-blocking (an
 ///   atomic increment, not a lock held for long, no I/O), and do not call back into the service.
 public protocol TimerMetricsRecorder: AnyObject, Sendable {
-    /// A timer was scheduled: one more timer is pending. Not called for a `schedule` that threw.
+    /// A timer is being scheduled: one more timer is pending. Called once its request is valid,
+    /// just before the timer becomes visible; if the registry then refuses it (its explicit ID
+    /// is taken, or the service shut down meanwhile), ``timerScheduleRefused()`` follows. Not
+    /// called for a `schedule` that threw before that (bad input).
     func timerScheduled()
+
+    /// The timer of the last ``timerScheduled()`` on this thread was refused by the registry
+    /// (a duplicate ID, or a shutdown in between): one fewer pending. The default implementation
+    /// reports it as ``timersEnded(_:)`` with a count of 1.
+    func timerScheduleRefused()
 
     /// A handler call is about to begin (on the loop thread, or on the timer's queue after the
     /// hop).
@@ -52,4 +62,11 @@ public protocol TimerMetricsRecorder: AnyObject, Sendable {
     ///
     /// - Parameter count: How many timers ended, at least 1.
     func timersEnded(_ count: Int)
+}
+
+extension TimerMetricsRecorder {
+    /// Reports a refused schedule as one ended timer, which keeps the pending count exact.
+    public func timerScheduleRefused() {
+        self.timersEnded(1)
+    }
 }

@@ -44,10 +44,17 @@ package final class TimerInstruments: Sendable {
 
     // MARK: Hooks (TimerCore, outside the lock)
 
-    /// A timer was registered.
+    /// A valid timer is about to be registered (before it is visible: see
+    /// ``TimerMetricsRecorder/timerScheduled()``).
     @inline(__always)
     package func scheduled() {
         self.metrics?.timerScheduled()
+    }
+
+    /// The registry refused the timer of the last ``scheduled()`` on this thread.
+    @inline(__always)
+    package func refused() {
+        self.metrics?.timerScheduleRefused()
     }
 
     /// `count` timers were cancelled (none when `count` is 0).
