@@ -163,7 +163,7 @@ struct ControlConformanceTests {
         #expect(ticks.count == 0, "a paused timer fired")
         let resumedAt = timers.now
         #expect(timers.resume("later"))
-        #expect(timers.resume("later"), "idempotent")
+        #expect(!timers.resume("later"), "idempotent: no longer paused, so nothing to resume")
         #expect(!timers.isPaused("later"))
         let values = await ticks.wait(forCount: 1)
         let left = scheduledAt.advanced(by: .milliseconds(150)) - pausedAt

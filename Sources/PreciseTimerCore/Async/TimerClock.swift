@@ -54,16 +54,20 @@ public struct TimerClock: Clock, Sendable {
     ///
     /// - Parameters:
     ///   - deadline: When to resume. Not in the future: returns at once (after a cancellation
-    ///     check).
+    ///     check), unless it is more than ``TimerService/maximumDuration`` in the past.
     ///   - tolerance: Ignored: the wake-up is never deliberately delayed.
     /// - Throws: `CancellationError` as soon as the task is cancelled (the timer is cancelled
     ///   then); ``PreciseTimerError`` with ``PreciseTimerError/Code/shutDown`` when the service is
     ///   or gets shut down (or ``TimerService/cancelAll()`` withdraws the timer), and with
     ///   ``PreciseTimerError/Code/invalidDelay`` when `deadline` is more than
-    ///   ``TimerService/maximumDuration`` away.
+    ///   ``TimerService/maximumDuration`` away, in the future or in the past.
     public func sleep(until deadline: MonotonicInstant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
-        guard deadline > self.service.now else { return }
+        let now = self.service.now
+        // Past deadlines are checked like future ones: beyond `maximumDuration` either way is a
+        // value no service accepts (usually arithmetic gone wrong), not "now".
+        _ = try TimerRequest.validated(deadline, now: now.nanoseconds, id: nil)
+        guard deadline > now else { return }
         let sleeper = Sleeper(service: self.service)
         try await withTaskCancellationHandler {
             try await Sleeper.withContinuation { continuation in

@@ -205,7 +205,8 @@ package struct TimerRegistry {
 
     /// Resumes a paused timer with the time it had left. Returns whether it exists and whether
     /// the loop must be woken.
-    package mutating func resume(_ id: TimerID, hash: UInt64, now: Int64) -> (found: Bool, wake: Bool) {
+    /// Resumes a paused timer; `resumed` is whether it was paused (a running timer is not).
+    package mutating func resume(_ id: TimerID, hash: UInt64, now: Int64) -> (resumed: Bool, wake: Bool) {
         guard let node = self.timers.find(id, hash: hash) else { return (false, false) }
         switch node.state {
         case .paused:
@@ -214,10 +215,12 @@ package struct TimerRegistry {
             self.retarget(node, to: node.deadline, now: now)
             return (true, self.push(node))
         case .running:
+            // Paused while its handler ran: it was to park when the call returns; now it won't.
+            let wasPaused = node.pauseWhenDone
             node.pauseWhenDone = false
-            return (true, false)
+            return (wasPaused, false)
         case .pending, .taken, .ended:
-            return (true, false)
+            return (false, false)
         }
     }
 

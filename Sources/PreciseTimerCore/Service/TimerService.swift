@@ -111,9 +111,11 @@ public protocol TimerService: AnyObject, Sendable {
 
     /// Resumes a paused timer with the time it had left: next deadline = now + (deadline − pause
     /// instant). A repeating timer runs at its fixed rate from there; no missed periods are
-    /// reported for the paused span. Idempotent (resuming a running timer does nothing).
+    /// reported for the paused span. Idempotent: resuming a timer that is not paused changes
+    /// nothing and returns `false`.
     ///
-    /// - Returns: Whether a timer with this ID exists.
+    /// - Returns: `true` if a timer with this ID was paused and now runs; `false` when there is
+    ///   no such timer or it was not paused.
     @discardableResult func resume(_ id: TimerID) -> Bool
 
     /// Whether the timer with this ID exists and is paused.

@@ -13,9 +13,11 @@ public enum MissedTickPolicy: Sendable, Hashable {
     /// skips to the latest grid point as ``skip`` does (reporting the periods dropped in
     /// `Tick.missed`), so a burst timer whose calls outlast its period can never starve the others.
     case burst
-    /// While on time, the fixed-rate grid; after a call that missed a period, the grid restarts
-    /// one interval after that call (`Tick.firedAt + interval`), as libevent's `EV_PERSIST` and
-    /// tokio's `MissedTickBehavior::Delay` do. `Tick.missed` reports the periods skipped.
+    /// While on time, the fixed-rate grid; after a call that missed a whole period, the grid
+    /// restarts one interval after that call (`Tick.firedAt + interval`), as libevent's
+    /// `EV_PERSIST` does. A call late by less than a period keeps the grid. (tokio's
+    /// `MissedTickBehavior::Delay` differs: it restarts after any tick more than 5 ms late.)
+    /// `Tick.missed` reports the periods skipped.
     case delay
 
     /// The most catch-up calls a ``burst`` timer makes in a row: 16.

@@ -52,11 +52,15 @@ public struct MonotonicInstant: InstantProtocol, Comparable, Hashable, Sendable,
         lhs.nanoseconds < rhs.nanoseconds
     }
 
-    /// Seconds since boot with nanosecond digits, e.g. `"12345.000000042s"`.
+    /// Seconds since boot with nanosecond digits, e.g. `"12345.000000042s"`; a negative instant
+    /// (before the clock's origin, as a test service may use) prints with a minus sign, e.g.
+    /// `"-0.000000001s"`. Never traps, `Int64.min` included.
     public var description: String {
-        let seconds = self.nanoseconds / 1_000_000_000
-        let fraction = String(self.nanoseconds % 1_000_000_000)
-        return "\(seconds).\(String(repeating: "0", count: 9 - fraction.count))\(fraction)s"
+        // The magnitude as unsigned, so that `Int64.min` has one too.
+        let magnitude = self.nanoseconds.magnitude
+        let fraction = String(magnitude % 1_000_000_000)
+        let sign = self.nanoseconds < 0 ? "-" : ""
+        return "\(sign)\(magnitude / 1_000_000_000).\(String(repeating: "0", count: 9 - fraction.count))\(fraction)s"
     }
 
     /// `duration` in whole nanoseconds, rounded towards the future, saturating at the ends of
