@@ -94,7 +94,9 @@ public final class TestTimerService: TimerCoreService {
     /// - Throws: ``PreciseTimerError/Code/invalidDelay`` for a negative or too long duration.
     public func advance(by duration: Duration) throws(PreciseTimerError) {
         let nanoseconds = try duration.validatedDelay(for: nil)
-        try self.advance(to: MonotonicInstant(nanoseconds: self.clock.now() + nanoseconds))
+        let now = self.clock.now()
+        try self.advance(
+            to: MonotonicInstant(nanoseconds: try TimerRequest.deadline(now: now, after: nanoseconds, id: nil)))
     }
 
     /// Moves time forward to `instant`, firing every timer due on the way at its deadline. An
@@ -127,9 +129,11 @@ public final class TestTimerService: TimerCoreService {
         }
     }
 
-    /// Moves time to the earliest pending deadline and fires what is due there.
+    /// Fires what is due at the earliest pending deadline, moving time there first if it is in
+    /// the future (a deadline already passed fires without moving time). Timers due later are
+    /// left alone, even when one is due right after: call it again for them.
     ///
-    /// - Returns: `false` (time unchanged) when no timer is pending.
+    /// - Returns: `false` (nothing fired, time unchanged) only when no timer is pending.
     @discardableResult
     public func advanceToNextDeadline() -> Bool {
         guard let next = self.nextDeadline else { return false }
@@ -137,17 +141,10 @@ public final class TestTimerService: TimerCoreService {
         return true
     }
 
-    /// The earliest deadline of a pending (not paused) timer, if any. Fires nothing, except
-    /// timers already due now.
+    /// The earliest deadline of a pending (not paused) timer, if any, possibly in the past. A
+    /// pure read: it fires nothing, so it is safe from a handler and from any thread.
     public var nextDeadline: MonotonicInstant? {
-        let target = self.clock.now()
-        while true {
-            switch self.core.runDue(notAfter: target) {
-            case .batchLimitReached: continue
-            case .idle(let next): return MonotonicInstant(nanoseconds: next)
-            case .empty: return nil
-            }
-        }
+        self.core.earliestDeadline
     }
 
     /// How often the service would have woken a real loop (a new earliest deadline).

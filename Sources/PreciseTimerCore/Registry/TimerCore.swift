@@ -168,7 +168,7 @@ package final class TimerCore: Sendable {
     @discardableResult
     package func reschedule(_ id: TimerID, after delay: Duration) throws(PreciseTimerError) -> Bool {
         let nanoseconds = try delay.validatedDelay(for: id)
-        return self.move(id, to: self.doorbell.now() + nanoseconds)
+        return self.move(id, to: try TimerRequest.deadline(now: self.doorbell.now(), after: nanoseconds, id: id))
     }
 
     @discardableResult
@@ -310,7 +310,8 @@ package final class TimerCore: Sendable {
             self.refreshDirtyHeads()
             let (index, head) = self.heads.earliest()
             let now = self.doorbell.now()
-            guard head.deadline <= now, head.deadline <= limit else {
+            // `.none` is no timer, even when the clock stands at the end of its range.
+            guard head != .none, head.deadline <= now, head.deadline <= limit else {
                 // About to sleep: publish until when, then look for a push that did not ring.
                 self.sleepsUntil.store(head.deadline, ordering: .sequentiallyConsistent)
                 guard self.dirty.load(ordering: .sequentiallyConsistent) == 0 else {
@@ -398,6 +399,18 @@ package final class TimerCore: Sendable {
         }
     }
 
+    /// The earliest deadline of a pending (not paused) timer, if any: a pure read, shard by shard
+    /// under each one's lock. It runs nothing and changes nothing the loop relies on.
+    package var earliestDeadline: MonotonicInstant? {
+        var earliest: Int64?
+        for shard in self.shards where shard.count.load(ordering: .relaxed) > 0 {
+            if let deadline = shard.withLock({ $0.earliestPendingDeadline }) {
+                earliest = min(earliest ?? .max, deadline)
+            }
+        }
+        return earliest.map(MonotonicInstant.init(nanoseconds:))
+    }
+
     // MARK: Other clocks
 
     /// Changes whenever a timer on the wall or the continuous clock is added, ends or moves on
@@ -462,7 +475,7 @@ package final class TimerCore: Sendable {
     ) throws(PreciseTimerError) -> Bool {
         if id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
         let now = self.doorbell.now()
-        let deadline = now + (try delay.validatedDelay(for: id))
+        let deadline = try TimerRequest.deadline(now: now, after: try delay.validatedDelay(for: id), id: id)
         // Built outside the lock, used or not: an unused node's handler is released out here.
         let node = TimerNode(id: id, deadline: deadline, interval: 0, options: options, handler: handler)
         node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue

@@ -9,7 +9,7 @@ extension TimerRegistry {
         case .running:
             // The call answers `deadline`; unless moved meanwhile, the grid's next point follows.
             if node.rescheduledTo != TimerNode.notRescheduled { return node.rescheduledTo }
-            return node.deadline + node.interval
+            return saturatingAdd(node.deadline, node.interval)
         case .paused, .ended:
             return nil
         }

@@ -210,7 +210,7 @@ package struct TimerRegistry {
         guard let node = self.timers.find(id, hash: hash) else { return (false, false) }
         switch node.state {
         case .paused:
-            node.deadline = now + node.deadline
+            node.deadline = saturatingAdd(now, node.deadline)  // At the clock's end: never fires.
             node.catchUp = 0
             self.retarget(node, to: node.deadline, now: now)
             return (true, self.push(node))
@@ -350,7 +350,7 @@ package struct TimerRegistry {
                 let (due, estimate) = clock.resolve(estimate: node.deadline, clocks)
                 node.deadline = estimate
                 guard due else {
-                    node.deadline = max(node.deadline, now + 1)
+                    node.deadline = max(node.deadline, saturatingAdd(now, 1))
                     self.heap.insert(node)
                     continue
                 }
@@ -450,7 +450,8 @@ package struct TimerRegistry {
             self.boundVersion &+= 1
             next = clock.resolve(estimate: node.deadline, self.readings(now)).estimate
         } else if node.policy == .delay, fire.missed > 0 {
-            next = firedAt + node.interval  // A period was missed: the grid restarts after this call.
+            // A period was missed: the grid restarts after this call (at the clock's end: never).
+            next = saturatingAdd(firedAt, node.interval)
         } else {
             let (sum, overflow) = node.deadline.addingReportingOverflow(node.interval)
             guard !overflow else {
@@ -563,6 +564,10 @@ package struct TimerRegistry {
         clock.retarget(to: deadline, self.readings(now))
         self.boundVersion &+= 1
     }
+
+    /// The earliest deadline of a pending timer in this shard, read without touching what the
+    /// loop saw (unlike ``peek()``).
+    package var earliestPendingDeadline: Int64? { self.heap.min?.deadline }
 
     /// The number of heap entries (for tests: one per pending timer).
     package var heapCount: Int { self.heap.count }

@@ -11,7 +11,7 @@ package struct TimerRequest: Sendable {
 
     /// A one-shot `delay` after `now`.
     package init(after delay: Duration, now: Int64, id: TimerID?) throws(PreciseTimerError) {
-        self.deadline = now + (try delay.validatedDelay(for: id))
+        self.deadline = try Self.deadline(now: now, after: try delay.validatedDelay(for: id), id: id)
         self.interval = 0
         self.clock = nil
     }
@@ -29,7 +29,7 @@ package struct TimerRequest: Sendable {
     ) throws(PreciseTimerError) {
         self.interval = try interval.validatedInterval(for: id)
         let first = try delay.map { (delay) throws(PreciseTimerError) in try delay.validatedDelay(for: id) }
-        self.deadline = now + (first ?? self.interval)
+        self.deadline = try Self.deadline(now: now, after: first ?? self.interval, id: id)
         self.clock = nil
     }
 
@@ -61,7 +61,7 @@ package struct TimerRequest: Sendable {
                 value: "\(instant) (wall clock now \(WallClockInstant(nanosecondsSinceEpoch: clocks.wall)))")
         }
         self.init(
-            deadline: clocks.monotonic + distance, interval: 0,
+            deadline: try Self.deadline(now: clocks.monotonic, after: distance, id: id), interval: 0,
             clock: ClockBinding(kind: .wall, anchor: instant.nanosecondsSinceEpoch))
     }
 
@@ -86,6 +86,21 @@ package struct TimerRequest: Sendable {
         self.deadline = deadline
         self.interval = interval
         self.clock = clock
+    }
+
+    /// `now + nanoseconds`, or ``PreciseTimerError/Code/invalidDelay`` when that is past the
+    /// clock's range (a clock near the end of `Int64`, as a test service may start at).
+    package static func deadline(now: Int64, after nanoseconds: Int64, id: TimerID?) throws(PreciseTimerError) -> Int64
+    {
+        let (deadline, overflow) = now.addingReportingOverflow(nanoseconds)
+        guard !overflow else {
+            throw PreciseTimerError(
+                .invalidDelay, id: id,
+                value:
+                    "\(Duration.nanoseconds(nanoseconds)) from \(MonotonicInstant(nanoseconds: now)) is past the clock's range"
+            )
+        }
+        return deadline
     }
 
     /// An absolute deadline within ``TimerService/maximumDuration`` of `now`, either way, so no
