@@ -19,18 +19,21 @@ extension PreciseTimer {
     /// 2. The engine is asked to stop: its loop thread exits; on a caller's base
     ///    (``init(eventBase:configuration:)``) the service's events come off the base as they
     ///    do for ``/PreciseTimerCore/TimerService/shutdown()``.
-    /// 3. It waits until the loop thread is gone (so no ``/PreciseTimerCore/TimerExecutor/loop`` handler runs; on
-    ///    a caller's base, until the events are off it, at least as long as ``/PreciseTimerCore/TimerService/shutdown()``
-    ///    would wait there), then until every ``/PreciseTimerCore/TimerExecutor/queue(_:)`` handler call that had
-    ///    begun has returned.
+    /// 3. It waits, for at most `gracePeriod`, until every handler call that had begun, on the
+    ///    loop (``/PreciseTimerCore/TimerExecutor/loop``) or on a queue
+    ///    (``/PreciseTimerCore/TimerExecutor/queue(_:)``), has returned.
+    /// 4. Then, no handler running, it waits for the loop thread to be gone (on a caller's base,
+    ///    for the events to be off it, within the same bound as ``/PreciseTimerCore/TimerService/shutdown()``): no
+    ///    handler can hold that up, so it takes microseconds, beyond the grace period if need be.
     ///
     /// A handler still running at the end of the grace period keeps running; the service is
     /// shut down all the same, and its handler is released when that call returns.
     ///
     /// - Parameter gracePeriod: The longest wait, counted from the call. `.zero` (or less)
     ///   waits for nothing and reports whether anything was still running.
-    /// - Returns: `true` if no handler of the service was running any more when it returned;
-    ///   `false` if one still was after `gracePeriod`. A timeout is not an error: the service is
+    /// - Returns: `true` if no handler of the service was running any more when it returned
+    ///   (an idle service returns `true` whatever the grace period, `.zero` included); `false`
+    ///   only if a handler call was still running after `gracePeriod`. A timeout is not an error: the service is
     ///   shut down either way, and the result only says whether its handlers drained.
     ///
     /// - Important: It suspends instead of blocking, so any task may call it, including one on
@@ -47,19 +50,23 @@ extension PreciseTimer {
         self.core.close(.shutDown)
         self.engine.requestStop()
 
-        let engine = self.engine
-        // On a caller's base, returning before the events are off it would leave them there
-        // for longer than the plain shutdown() does: give the loop the same bound.
-        let engineDeadline =
-            engine.borrowsBase ? max(deadline, DispatchTime.now() + LibeventEngine.detachBound) : deadline
-        let stopped = await DeadlineWait.wait(until: engineDeadline, isDone: { engine.hasStopped }) { done in
-            engine.finished.notify(queue: DispatchQueue.global(), execute: done)
-        }
-        guard stopped else { return false }
+        // `false` means a handler still runs, and nothing else: every call that began (on the
+        // loop or on a queue) is counted until it returns, and no call begins once closed.
         let inFlight = self.core.inFlight
-        return await DeadlineWait.wait(until: deadline, isDone: { inFlight.isEmpty }) { done in
+        let drained = await DeadlineWait.wait(until: deadline, isDone: { inFlight.isEmpty }) { done in
             inFlight.notify(queue: DispatchQueue.global(), done)
         }
+        guard drained else { return false }
+        // No handler runs, so the loop thread is on its way out (or a caller's loop takes the
+        // events off at its next pass): wait for that, as the plain shutdown() does, within the
+        // same bound it gives a caller's loop.
+        let engine = self.engine
+        _ = await DeadlineWait.wait(
+            until: DispatchTime.now() + LibeventEngine.detachBound, isDone: { engine.hasStopped }
+        ) { done in
+            engine.finished.notify(queue: DispatchQueue.global(), execute: done)
+        }
+        return true
     }
 }
 

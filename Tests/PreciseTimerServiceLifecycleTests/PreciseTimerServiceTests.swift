@@ -204,9 +204,26 @@ struct PreciseTimerServiceTests {
         release.signal()
         // (The handler also logs a stall warning when it returns: it held the loop thread.)
         let graceWarnings = handler.entries.filter {
-            $0.level == .warning && $0.message.description == "Timer handlers still running after the shutdown grace period"
+            $0.level == .warning
+                && $0.message.description == "Timer handlers still running after the shutdown grace period"
         }
         #expect(graceWarnings.count == 1)
+    }
+
+    @Test("defect 2: idle services shut down with a zero grace period log no warning")
+    func idleServicesLogNothing() async throws {
+        let handler = InMemoryLogHandler()
+        let logger = Logger(label: "test", factory: { _ in handler })
+        for _ in 0..<50 {
+            let timers = try PreciseTimer(configuration: .init(logger: logger, shutdownGracePeriod: .zero))
+            try timers.schedule(after: .seconds(60)) { _ in }
+            await testGracefulShutdown { trigger in
+                let running = Task { await timers.run() }
+                trigger.triggerGracefulShutdown()
+                #expect(await finishes(running, within: .seconds(60)))
+            }
+        }
+        #expect(handler.entries.filter { $0.level >= .warning }.isEmpty)
     }
 
     /// A daemon's own service: on graceful shutdown it still uses the timer service (a last

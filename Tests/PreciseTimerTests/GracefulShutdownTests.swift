@@ -159,4 +159,17 @@ struct GracefulShutdownTests {
             return (error as? PreciseTimerError)?.code == .shutDown
         }
     }
+
+    @Test("defect 2: an idle service drains at once: true for .zero and 20 µs, however busy the machine")
+    func idleServicesDrain() async throws {
+        for (count, grace) in [(100, Duration.zero), (200, .microseconds(20))] {
+            var refused = 0
+            for _ in 0..<count {
+                let timers = try PreciseTimer()
+                try timers.schedule(after: .seconds(60)) { _ in }  // pending, never running
+                if await !timers.shutdown(gracePeriod: grace) { refused += 1 }
+            }
+            #expect(refused == 0, "\(refused) of \(count) idle services reported a running handler (grace \(grace))")
+        }
+    }
 }

@@ -322,6 +322,8 @@ package final class TimerCore: Sendable {
             }
             let (next, call, newHead) = self.shards[index].withLock { registry in
                 let (next, call) = registry.nextOnLoop(now: now, notAfter: limit)
+                // Counted as it begins, under the lock, like a queue hop (see ``InFlightCalls``).
+                if call != nil { self.inFlight.enter() }
                 return (next, call, registry.peek())
             }
             self.heads[index] = newHead
@@ -336,6 +338,7 @@ package final class TimerCore: Sendable {
                 }
             } else if let call {
                 self.invoke(call, for: fire, onLoop: true)
+                self.inFlight.leave()
             }
         }
         return .batchLimitReached

@@ -1,7 +1,8 @@
 import Dispatch
 
-/// Handler calls that hopped to a Dispatch queue (``TimerExecutor/queue(_:)``) and have begun,
-/// counted so that a shutdown can wait for them (`PreciseTimer.shutdown(gracePeriod:)`).
+/// Handler calls that have begun and not returned, on the loop (``TimerExecutor/loop``) or after
+/// a hop to their queue (``TimerExecutor/queue(_:)``), counted so that a shutdown can wait for
+/// them and tell whether one still runs (`PreciseTimer.shutdown(gracePeriod:)`).
 ///
 /// A call is counted as it begins, under the registry's lock, in the same critical section as
 /// ``TimerRegistry/begin(_:)``: once the registry is closed no call can begin, so from then on
