@@ -49,7 +49,7 @@ import PreciseTimerCore
 /// failure is also logged once, at `error`, to ``Configuration/logger``.
 ///
 /// - Important: handlers on ``/PreciseTimerCore/TimerExecutor/loop`` run on the service's thread and must not
-///   block. Releasing the last reference shuts the service down (``/PreciseTimerCore/TimerService/shutdown()``).
+///   block. Releasing the last reference shuts the service down without waiting (see `deinit`).
 public final class PreciseTimer: TimerCoreService {
     /// The configuration the service was created with.
     public let configuration: Configuration
@@ -101,12 +101,14 @@ public final class PreciseTimer: TimerCoreService {
     /// event_base_dispatch(base)
     /// ```
     ///
-    /// The service adds two events to the base: a timer event armed at its earliest deadline,
-    /// and a read event on an `eventfd` through which other threads wake the loop when they
-    /// schedule or cancel. Handlers on ``/PreciseTimerCore/TimerExecutor/loop`` run on the caller's loop thread,
-    /// inside `event_base_loop`; at most 4096 of them run before the loop
-    /// serves its other events. The base needs no locking (`evthread_use_pthreads()` is not
-    /// required): no other thread ever calls libevent on it for the service.
+    /// The service adds its events to the base: a timer event armed at its earliest deadline,
+    /// a read event on an `eventfd` through which other threads wake the loop when they
+    /// schedule or cancel, and two read events on timerfds (`CLOCK_REALTIME` and
+    /// `CLOCK_BOOTTIME`) for wall-clock and continuous timers. Handlers on
+    /// ``/PreciseTimerCore/TimerExecutor/loop`` run on the caller's loop thread, inside
+    /// `event_base_loop`; at most 4096 of them run before the loop serves its other events. The
+    /// base needs no locking (`evthread_use_pthreads()` is not required): no other thread ever
+    /// calls libevent on it for the service.
     ///
     /// - Parameters:
     ///   - eventBase: The caller's `struct event_base *`, which stays the caller's. It must use
@@ -124,29 +126,36 @@ public final class PreciseTimer: TimerCoreService {
     ///   when the `eventfd` cannot be created; ``/PreciseTimerCore/PreciseTimerError/Code/libeventFailure`` when the
     ///   events cannot be added (`event_assign`, `event_add`).
     ///
-    /// - Important: The service calls libevent only on the thread that drives the base (the
-    ///   *loop thread*; if the base moves to another thread, the one that last ran a callback of
-    ///   the service counts):
+    /// - Important: The service calls libevent only on the thread that drives the base, the
+    ///   *loop thread*, which it learns when the loop first runs a callback of the service (the
+    ///   doorbell rung at creation is served at the loop's first pass); if the base moves to
+    ///   another thread, the one that last ran a callback of the service counts. It never
+    ///   guesses: until a callback has run, no thread counts as the loop thread.
     ///   - Create the service on the loop thread, before it enters `event_base_loop` or from
     ///     one of its callbacks.
     ///   - Schedule, cancel, reschedule, pause and query from any thread: those take a lock
     ///     and write the `eventfd`, never call libevent.
-    ///   - ``/PreciseTimerCore/TimerService/shutdown()`` on the loop thread (from a handler or another callback, or before or
-    ///     after the loop runs) takes the service's events off the base and frees them before it
-    ///     returns; from a ``/PreciseTimerCore/TimerExecutor/loop`` handler, as that handler's callback returns to
-    ///     libevent. The base and its other events are left alone.
-    ///   - ``/PreciseTimerCore/TimerService/shutdown()`` on another thread while the loop runs wakes the loop and waits until
-    ///     the loop thread has taken the events off, as soon as its current callback returns.
-    ///   - Once ``/PreciseTimerCore/TimerService/shutdown()`` has returned, the service never touches the base again, and the
-    ///     caller may free it. The one exception: ``/PreciseTimerCore/TimerService/shutdown()`` on another thread while the
-    ///     loop does **not** run (not started yet, or already returned) cannot free the events
-    ///     without racing a loop that may start at any moment. It waits 2 seconds, then returns
-    ///     and leaves the events on the base, still allocated: the loop's next pass frees them.
-    ///     If the caller frees the base instead, libevent drops them, and the two events and the
-    ///     `eventfd` (about 300 bytes and one descriptor) are never freed. So once the loop has
-    ///     returned, shut the service down on the thread that ran it, before `event_base_free`.
-    ///   - Releasing the last reference to the service calls ``/PreciseTimerCore/TimerService/shutdown()``, on whichever thread
-    ///     that happens: the same rules apply.
+    ///   - ``/PreciseTimerCore/TimerService/shutdown()`` on the loop thread (from a handler or
+    ///     another callback, or before or after the loop runs, once it has run a callback of the
+    ///     service) takes the service's events off the base and frees them before it returns;
+    ///     from a ``/PreciseTimerCore/TimerExecutor/loop`` handler, as that handler's callback
+    ///     returns to libevent. The base and its other events are left alone.
+    ///   - ``/PreciseTimerCore/TimerService/shutdown()`` on any other thread, or before the loop
+    ///     ever ran a callback of the service, wakes the loop and waits until the loop thread
+    ///     has taken the events off, as soon as its current callback returns, for at most
+    ///     2 seconds: a loop that does not run (not started yet, or already returned) cannot be
+    ///     raced. It then returns and leaves the events on the base, still allocated: the loop's
+    ///     next pass frees them (`event_base_loop(base, EVLOOP_NONBLOCK)` is enough). If the
+    ///     caller frees the base instead, libevent drops them, and the four events, the `eventfd`
+    ///     and the two timerfds (about 600 bytes and three descriptors) are never freed. So shut
+    ///     the service down on the thread that ran the loop, before `event_base_free`; a service
+    ///     created and shut down before the loop ever ran needs that one pass first.
+    ///   - Releasing the last reference to the service shuts it down without waiting (see
+    ///     `deinit`): the same rules apply, except that nothing waits for the loop.
+    ///   - In a child created with `fork()` that calls `event_reinit` and runs the base it
+    ///     inherited, the service's callbacks run nothing: the first of them takes the service's
+    ///     events off the child's base and reads none of the descriptors (they are shared with
+    ///     the parent). Create a new service in the child.
     public convenience init(eventBase: OpaquePointer?, configuration: Configuration = .init()) throws {
         guard let eventBase else {
             throw PreciseTimerError(.invalidEventBase, value: "nil (an event_base * is required)")
@@ -168,8 +177,16 @@ public final class PreciseTimer: TimerCoreService {
         configuration.logger.debug("Timer service started", metadata: ["timer.thread": "\(thread)"])
     }
 
+    /// Releasing the last reference shuts the service down without waiting for anything: every
+    /// timer ends and its handler is released here, and the engine is asked to let go (the loop
+    /// thread, which keeps what it needs alive, frees libevent and exits on its own; a caller's
+    /// loop takes the events off its base at its next pass, or at once when this is its thread
+    /// between callbacks). So a reference dropped on Swift concurrency's pool never blocks it,
+    /// even while a `.loop` handler runs.
     deinit {
-        self.shutdown()
+        guard !self.core.isInherited else { return }
+        self.core.close(.shutDown)
+        self.engine.requestStop()
     }
 
     /// The engine's part of ``/PreciseTimerCore/TimerService/shutdown()``, once the core is closed: stops the loop

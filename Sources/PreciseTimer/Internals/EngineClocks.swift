@@ -1,4 +1,3 @@
-import CLibevent
 import Glibc
 import PreciseTimerCore
 import Synchronization
@@ -11,13 +10,13 @@ import Synchronization
 /// core re-estimates its bound timers and the loop runs what became due. Nothing polls: with a
 /// daily timer pending, the loop sleeps until the day comes.
 final class EngineClocks: @unchecked Sendable {
-    // Invariant: the events and `armedVersion` are touched on the loop thread only (after
-    // `init`); `injected` is an atomic, set from any thread.
+    // Invariant: the events and the armed state are touched on the loop thread only (after
+    // `init`; the engine deletes and frees the events with its own); `injected` is an atomic.
 
     let wall: ClockTimerFD
     let continuous: ClockTimerFD
-    let wallEvent: OpaquePointer
-    let continuousEvent: OpaquePointer
+    let wallEvent = LibeventEvent.allocate()
+    let continuousEvent = LibeventEvent.allocate()
     /// The core's `boundVersion` the timerfds were last armed for; `nil`: arm at the next pass.
     private var armedVersion: UInt64?
     /// The deadlines each timerfd is armed at (`nil`: the far future); a re-arm to the same
@@ -28,42 +27,21 @@ final class EngineClocks: @unchecked Sendable {
     /// `ECANCELED` (see ``injectClockChange()``).
     private let injected = Atomic<Bool>(false)
 
-    /// - Throws: ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` when a timerfd cannot be created.
-    init(eventSize: Int) throws(PreciseTimerError) {
+    /// - Throws: ``PreciseTimerError/Code/systemFailure`` when a timerfd cannot be created.
+    init() throws(PreciseTimerError) {
         self.wall = try ClockTimerFD(.wall)
         self.continuous = try ClockTimerFD(.continuous)
-        self.wallEvent = EngineClocks.allocateEvent(size: eventSize)
-        self.continuousEvent = EngineClocks.allocateEvent(size: eventSize)
     }
 
-    deinit {
-        UnsafeMutableRawPointer(self.wallEvent).deallocate()
-        UnsafeMutableRawPointer(self.continuousEvent).deallocate()
-    }
-
-    /// The descriptors this adds to a service: two timerfds.
-    static let descriptors = 2
+    /// Both read events, for the engine to delete and free with its own.
+    var events: [LibeventEvent] { [self.wallEvent, self.continuousEvent] }
 
     /// Puts both read events on `base` (`context` is the engine, as for its other events).
-    ///
-    /// - Returns: libevent's return code.
     func add(
-        to base: OpaquePointer, context: UnsafeMutableRawPointer,
-        callback: @escaping @convention(c) (Int32, Int16, UnsafeMutableRawPointer?) -> Void
-    ) -> Int32 {
-        let flags = Int16(CLibevent_EV_READ() | CLibevent_EV_PERSIST())
-        for (event, timer) in [(self.wallEvent, self.wall), (self.continuousEvent, self.continuous)] {
-            var rc = event_assign(event, base, timer.fd, flags, callback, context)
-            if rc == 0 { rc = event_add(event, nil) }
-            if rc != 0 { return rc }
-        }
-        return 0
-    }
-
-    /// Takes both events off their base (loop thread, or before the loop ever ran).
-    func remove() {
-        event_del(self.wallEvent)
-        event_del(self.continuousEvent)
+        on base: LibeventBase, context: UnsafeMutableRawPointer, callback: LibeventEvent.Callback
+    ) throws(PreciseTimerError) {
+        try self.wallEvent.addPersistentRead(fd: self.wall.fd, on: base, callback, context)
+        try self.continuousEvent.addPersistentRead(fd: self.continuous.fd, on: base, callback, context)
     }
 
     /// What a readable timerfd says (loop thread).
@@ -142,11 +120,5 @@ final class EngineClocks: @unchecked Sendable {
     /// the waker's seam first). The caller rings the doorbell.
     func injectClockChange() {
         self.injected.store(true, ordering: .releasing)
-    }
-
-    private static func allocateEvent(size: Int) -> OpaquePointer {
-        let storage = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-        storage.initializeMemory(as: UInt8.self, repeating: 0, count: size)
-        return OpaquePointer(storage)
     }
 }
