@@ -4,7 +4,7 @@ import PreciseTimerCore
 
 /// Dispatch's engine for a ``TimerCore``: one `DispatchSourceTimer` on a serial queue, armed at
 /// the earliest deadline, and a doorbell that asks the queue to look at the heap again.
-final class DispatchAlarm: TimerDoorbell, @unchecked Sendable {
+final class DispatchAlarm: TimerDriver, @unchecked Sendable {
     // Unchecked: `source` is a DispatchSourceTimer, documented thread-safe but not `Sendable`;
     // `state` is guarded by its semaphore; `queue` is Sendable; `armedBoundVersion` is touched on
     // `queue` only.

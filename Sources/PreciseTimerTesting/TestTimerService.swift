@@ -28,7 +28,7 @@ import PreciseTimerCore
 ///
 /// - Important: `advance` must be called from one thread at a time.
 public final class TestTimerService: TimerCoreService {
-    private let clock: ManualDoorbell
+    private let clock: ManualDriver
     package let core: TimerCore
     private let advancing = SemaphoreGuarded(false)
 
@@ -54,7 +54,7 @@ public final class TestTimerService: TimerCoreService {
         start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000_000),
         wallClock: WallClockInstant = TestTimerService.defaultWallClock, instruments: TimerInstruments
     ) {
-        self.clock = ManualDoorbell(now: start.nanoseconds, wallClock: wallClock.nanosecondsSinceEpoch)
+        self.clock = ManualDriver(now: start.nanoseconds, wallClock: wallClock.nanosecondsSinceEpoch)
         self.core = TimerCore(doorbell: self.clock, hopsSynchronously: true, instruments: instruments)
     }
 

@@ -33,7 +33,7 @@ struct ShutdownRun {
 
         // The same steps on a bare registry, timed one by one.
         do {
-            var registry = TimerRegistry()
+            var registry = ShardState()
             for index in 0..<self.timers {
                 let captured = Captured(index)
                 let node = TimerNode(

@@ -10,7 +10,7 @@ import Synchronization
 /// `evthread_use_pthreads()` and its locks. The fd is closed only when the last holder is gone
 /// (the core, the engine and any handler still queued), so a late `wake()` can never write to a
 /// descriptor number the process has since reused.
-final class EventFDWaker: TimerDoorbell, @unchecked Sendable {
+final class EventFDWaker: TimerDriver, @unchecked Sendable {
     // Invariant: `fd` is immutable, valid until deinit, and eventfd writes are thread-safe.
     let fd: Int32
     /// Set by ``wake()`` before it writes, cleared by ``drain()``: a spinning loop polls this
@@ -72,7 +72,7 @@ final class EventFDWaker: TimerDoorbell, @unchecked Sendable {
     /// Whether the doorbell rang since the loop last drained it.
     var hasRung: Bool { self.rung.load(ordering: .acquiring) }
 
-    /// `__builtin_prefetch` on the node the loop reads next (see ``TimerDoorbell/prefetch(address:)``).
+    /// `__builtin_prefetch` on the node the loop reads next (see ``TimerDriver/prefetch(address:)``).
     @inline(__always)
     func prefetch(address: UInt) {
         CLibevent_prefetch(UnsafeRawPointer(bitPattern: address))

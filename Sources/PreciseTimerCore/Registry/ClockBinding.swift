@@ -7,7 +7,7 @@
 /// clocks but not the monotonic one, a step (NTP, `settimeofday`) moves the wall clock alone, and
 /// NTP's slewing makes the wall clock run up to 0.05 % off. So the estimate is never trusted to
 /// fire: when it comes due, the registry reads the timer's own clock and fires only if that
-/// reached the deadline, else moves the estimate (``TimerRegistry``'s `next`); and ``TimerCore``'s
+/// reached the deadline, else moves the estimate (``ShardState``'s `next`); and ``TimerCore``'s
 /// `rebase` re-estimates every bound timer when the engine sees the offset change (its timerfds
 /// on `CLOCK_REALTIME` with `TFD_TIMER_CANCEL_ON_SET` and on `CLOCK_BOOTTIME`, or a virtual step).
 package final class ClockBinding: @unchecked Sendable {
@@ -46,7 +46,7 @@ package final class ClockBinding: @unchecked Sendable {
             self.wall = wall
         }
 
-        package init(_ driver: any TimerDoorbell, monotonic: Int64) {
+        package init(_ driver: any TimerDriver, monotonic: Int64) {
             self.init(monotonic: monotonic, continuous: driver.continuousNow(), wall: driver.wallClockNow())
         }
     }

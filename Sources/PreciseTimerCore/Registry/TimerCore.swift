@@ -3,9 +3,9 @@ import Synchronization
 
 /// The scheduling logic shared by `PreciseTimer`, `DispatchReferenceTimer`, the
 /// virtual-time test service and the tests' manual driver: the registry, sharded into
-/// semaphore-guarded ``TimerRegistry`` shards, and running what they say is due in one order.
+/// semaphore-guarded ``ShardState`` shards, and running what they say is due in one order.
 ///
-/// It knows nothing of libevent; its ``TimerDoorbell`` tells it the time and is rung when the
+/// It knows nothing of libevent; its ``TimerDriver`` tells it the time and is rung when the
 /// loop must look at the heap again. The services wrap it and add their engine's lifecycle.
 package final class TimerCore: Sendable {
     /// How many handlers one ``runDue()`` call runs before giving the loop back (so a wake-up,
@@ -45,7 +45,7 @@ package final class TimerCore: Sendable {
     /// Makes ``close(_:)`` happen once, and whole (every shard) before anyone sees it closed. A
     /// semaphore rather than a `Mutex`: ThreadSanitizer cannot see `Mutex`'s ordering on Linux.
     private let closing = SemaphoreGuarded(false)
-    package let doorbell: any TimerDoorbell
+    package let doorbell: any TimerDriver
     /// Whether a fire for a ``TimerExecutor/queue(_:)`` timer waits for its call (virtual time:
     /// `advance` returns only once every call it caused has returned).
     private let hopsSynchronously: Bool
@@ -78,7 +78,7 @@ package final class TimerCore: Sendable {
     ///   - hopsSynchronously: Run queue hops with `sync` instead of `async`.
     ///   - instruments: Where events are logged and counted; none by default.
     package init(
-        doorbell: any TimerDoorbell, hopsSynchronously: Bool = false, instruments: TimerInstruments = .disabled
+        doorbell: any TimerDriver, hopsSynchronously: Bool = false, instruments: TimerInstruments = .disabled
     ) {
         self.doorbell = doorbell
         self.hopsSynchronously = hopsSynchronously
@@ -268,14 +268,14 @@ package final class TimerCore: Sendable {
 
     /// Ends every timer (handlers released here, outside the locks) and refuses new ones: with
     /// ``PreciseTimerError/Code/shutDown``, or with the engine's error for
-    /// ``TimerRegistry/End/failed(_:)``. The engine's own stop is the caller's business.
+    /// ``ShardState/End/failed(_:)``. The engine's own stop is the caller's business.
     ///
     /// - Returns: `false` if the core was already closed (the first reason stays).
     @discardableResult
-    package func close(_ reason: TimerRegistry.End) -> Bool {
+    package func close(_ reason: ShardState.End) -> Bool {
         // Every shard closes before a second caller (or ``isClosed``) sees the core closed; the
         // handlers are released after, outside every lock (a deinit may call back in).
-        let swept = self.closing.withLock { closed -> [TimerRegistry.Swept]? in
+        let swept = self.closing.withLock { closed -> [ShardState.Swept]? in
             guard !closed else { return nil }
             defer { closed = true }
             return self.shards.compactMap { shard in shard.withLock { $0.close(reason) } }
@@ -303,7 +303,7 @@ package final class TimerCore: Sendable {
     /// Calls are serialized by whatever drives the core (its loop thread, its alarm queue, or
     /// the virtual-time service's `advance`), which alone touches the loop's view of the shards.
     ///
-    /// - Parameter limit: Run no timer whose deadline is after it (see ``TimerRegistry/next(now:notAfter:)``).
+    /// - Parameter limit: Run no timer whose deadline is after it (see ``ShardState/next(now:notAfter:)``).
     package func runDue(notAfter limit: Int64 = .max) -> Outcome {
         self.sleepsUntil.store(.min, ordering: .sequentiallyConsistent)  // Running: pushes need not ring.
         for _ in 0..<Self.batchLimit {
@@ -360,8 +360,8 @@ package final class TimerCore: Sendable {
     /// (or pause, or reschedule) that returned while the fire waited in the queue prevents it.
     /// The call is counted in ``inFlight`` as it begins, under the same lock, so a close that
     /// follows sees it.
-    private func hop(_ fire: TimerRegistry.Fire) {
-        let call = self.shards[self.shard(for: fire.node.hash)].withLock { registry -> TimerRegistry.Call? in
+    private func hop(_ fire: ShardState.Fire) {
+        let call = self.shards[self.shard(for: fire.node.hash)].withLock { registry -> ShardState.Call? in
             let call = registry.begin(fire)
             if call != nil { self.inFlight.enter() }
             return call
@@ -374,7 +374,7 @@ package final class TimerCore: Sendable {
     /// Calls a handler and, for a repeating timer, arms its next deadline. On the loop, the
     /// loop's view of the shard is brought up to date at once; elsewhere (a queue hop) the loop
     /// is woken if the next deadline comes before what it saw.
-    private func invoke(_ call: TimerRegistry.Call, for fire: TimerRegistry.Fire, onLoop: Bool) {
+    private func invoke(_ call: ShardState.Call, for fire: ShardState.Fire, onLoop: Bool) {
         let firedAt = self.doorbell.now()
         self.instruments.willCall(fire, firedAt: firedAt)
         call.handler(
@@ -515,7 +515,7 @@ package final class TimerCore: Sendable {
 /// One shard of the registry: its semaphore-guarded state, and its timer count published for
 /// ``TimerCore/scheduledCount`` to read without the lock.
 private final class TimerShard: Sendable {
-    private let registry: SemaphoreGuarded<TimerRegistry>
+    private let registry: SemaphoreGuarded<ShardState>
     let count = Atomic<Int>(0)
     /// How many of its timers are bound to another clock, published like ``count``: the core
     /// skips shards without any when it rebases or looks for the earliest bound deadline.
@@ -523,15 +523,15 @@ private final class TimerShard: Sendable {
     /// The core's count of changes to bound timers (see ``TimerCore/boundVersion``).
     private let boundChanges: BoundChanges
 
-    init(clocks: any TimerDoorbell, boundChanges: BoundChanges) {
-        self.registry = SemaphoreGuarded(TimerRegistry(clocks: clocks))
+    init(clocks: any TimerDriver, boundChanges: BoundChanges) {
+        self.registry = SemaphoreGuarded(ShardState(clocks: clocks))
         self.boundChanges = boundChanges
     }
 
     /// Runs `body` under the shard's semaphore, then publishes the count.
     @inline(__always)
     func withLock<Result, Failure: Error>(
-        _ body: (inout TimerRegistry) throws(Failure) -> Result
+        _ body: (inout ShardState) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try self.registry.withLock { (registry) throws(Failure) -> Result in
             let boundVersion = registry.boundVersion
@@ -558,7 +558,7 @@ private final class TimerShard: Sendable {
 private final class LoopHeads: @unchecked Sendable {
     // Invariant: touched only by whatever drives the core, one call of `runDue` (or one handler
     // it calls) at a time: the loop thread, the alarm's serial queue, or a virtual `advance`.
-    private let heads: UnsafeMutablePointer<TimerRegistry.Head>
+    private let heads: UnsafeMutablePointer<ShardState.Head>
     /// `winners[i]` for i in 1..<count: the shard with the earliest head under inner node i
     /// (children 2i and 2i+1; a child at or past `count` is the leaf for shard child − count).
     private let winners: UnsafeMutablePointer<Int>
@@ -591,7 +591,7 @@ private final class LoopHeads: @unchecked Sendable {
         return self.heads[b] < self.heads[a] ? b : a
     }
 
-    subscript(index: Int) -> TimerRegistry.Head {
+    subscript(index: Int) -> ShardState.Head {
         get { self.heads[index] }
         set {
             self.heads[index] = newValue
@@ -605,7 +605,7 @@ private final class LoopHeads: @unchecked Sendable {
 
     /// The shard whose head comes first, and that head.
     @inline(__always)
-    func earliest() -> (index: Int, head: TimerRegistry.Head) {
+    func earliest() -> (index: Int, head: ShardState.Head) {
         let best = self.winners[1]
         return (best, self.heads[best])
     }

@@ -11,7 +11,7 @@
 ///
 /// Entries do not retain their node: a node is in the heap only while it is pending, and a
 /// pending node is always held by its shard's ``TimerTable`` (which gives it up only after the
-/// registry took it out of the heap, or together with the heap in ``TimerRegistry/cancelAll()``).
+/// registry took it out of the heap, or together with the heap in ``ShardState/cancelAll()``).
 /// So sifting never touches a reference count.
 package struct TimerHeap {
     package struct Entry {

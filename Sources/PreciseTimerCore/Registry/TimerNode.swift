@@ -7,7 +7,7 @@ import Dispatch
 package final class TimerNode: @unchecked Sendable {
     // Invariant: every `var` is read and written only under its shard's semaphore (so exclusivity
     // is not checked at run time: one check per field access was a few percent of a cancel), except
-    // `handler` of a node that `cancelAll` swapped out (see ``TimerRegistry/Swept``).
+    // `handler` of a node that `cancelAll` swapped out (see ``ShardState/Swept``).
 
     package enum State: UInt8 {
         /// In its shard's heap (at ``heapIndex``), waiting for its deadline.
@@ -44,7 +44,7 @@ package final class TimerNode: @unchecked Sendable {
     /// stamped with the current epoch may start a call.
     @exclusivity(unchecked) package var epoch: UInt32 = 0
     /// The registry's era when it was scheduled; an older era means ended by `cancelAll` or
-    /// `close`, whatever `state` says (see ``TimerRegistry/cancelAll()``).
+    /// `close`, whatever `state` says (see ``ShardState/cancelAll()``).
     @exclusivity(unchecked) package var era: UInt32 = 0
     /// Nanoseconds between deadlines; 0 for a one-shot.
     package let interval: Int64

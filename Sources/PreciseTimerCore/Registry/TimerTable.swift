@@ -12,7 +12,7 @@
 /// given back by ``remove(_:hash:)`` or released in `deinit`), so probing never retains or
 /// releases a node, which would be a cache miss on its reference count.
 ///
-/// A class, so that ``TimerRegistry/cancelAll()`` can hand a whole table over in O(1) and its
+/// A class, so that ``ShardState/cancelAll()`` can hand a whole table over in O(1) and its
 /// nodes are released exactly once, by `deinit`, wherever the last reference goes.
 package final class TimerTable {
     private struct Slot {

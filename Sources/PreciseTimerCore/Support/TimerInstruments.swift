@@ -72,7 +72,7 @@ package final class TimerInstruments: Sendable {
     /// A call begins: right before the handler, so a handler (or a test it signals) already sees
     /// its fire counted.
     @inline(__always)
-    package func willCall(_ fire: TimerRegistry.Fire, firedAt: Int64) {
+    package func willCall(_ fire: ShardState.Fire, firedAt: Int64) {
         self.metrics?.timerFired(
             latenessNanoseconds: max(0, firedAt - fire.scheduledAt), missed: fire.missed,
             ended: !fire.node.repeats)
@@ -84,7 +84,7 @@ package final class TimerInstruments: Sendable {
     /// - Parameter clock: Read once, only to time a ``TimerExecutor/loop`` handler when the
     ///   stall warning is on.
     @inline(__always)
-    package func didCall(_ fire: TimerRegistry.Fire, firedAt: Int64, clock: any TimerDoorbell) {
+    package func didCall(_ fire: ShardState.Fire, firedAt: Int64, clock: any TimerDriver) {
         if fire.missed > 0 {
             self.logMissedTicks(fire, firedAt: firedAt)
         }
@@ -98,7 +98,7 @@ package final class TimerInstruments: Sendable {
 
     // MARK: Log lines
 
-    private func logMissedTicks(_ fire: TimerRegistry.Fire, firedAt: Int64) {
+    private func logMissedTicks(_ fire: ShardState.Fire, firedAt: Int64) {
         guard self.logger.logLevel <= .debug, let suppressed = self.missedTickLines.admit(at: firedAt) else { return }
         var metadata: Logger.Metadata = [
             "timer.id": "\(fire.node.id)",
@@ -109,7 +109,7 @@ package final class TimerInstruments: Sendable {
         self.logger.debug("Timer missed ticks", metadata: metadata)
     }
 
-    private func logStall(_ fire: TimerRegistry.Fire, ran: Int64, threshold: Int64, at now: Int64) {
+    private func logStall(_ fire: ShardState.Fire, ran: Int64, threshold: Int64, at now: Int64) {
         guard let suppressed = self.stallLines.admit(at: now) else { return }
         var metadata: Logger.Metadata = [
             "timer.id": "\(fire.node.id)",
@@ -123,7 +123,7 @@ package final class TimerInstruments: Sendable {
 
     /// The core closed (its timers are ended): a debug line for a shutdown, one error line for
     /// an engine failure.
-    package func closed(_ reason: TimerRegistry.End) {
+    package func closed(_ reason: ShardState.End) {
         switch reason {
         case .shutDown: self.logger.debug("Timer service shut down")
         case .failed(let error): self.engineFailed(error)

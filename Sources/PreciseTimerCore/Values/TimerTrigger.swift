@@ -60,7 +60,7 @@ public struct TimerTrigger: Sendable {
     /// The request checked against the rules every service keeps, with `driver`'s clocks read at
     /// `now` (its monotonic time); `clock` applies to `after:` and `every:` triggers.
     package func request(
-        now: Int64, clock: TimerOptions.ClockKind, driver: any TimerDoorbell, id: TimerID?
+        now: Int64, clock: TimerOptions.ClockKind, driver: any TimerDriver, id: TimerID?
     ) throws(PreciseTimerError) -> TimerRequest {
         let request: TimerRequest
         switch self.kind {

@@ -1,4 +1,4 @@
-extension TimerRegistry {
+extension ShardState {
     /// The next deadline of the timer under `id` (see ``TimerCore/deadline(of:)``), or `nil`
     /// when there is none to tell: no such timer, or a paused one.
     package func nextDeadline(of id: TimerID, hash: UInt64) -> Int64? {

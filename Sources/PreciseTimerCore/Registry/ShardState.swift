@@ -5,7 +5,7 @@
 /// the one its ID hashes to). Its transitions never call user code
 /// or libevent; they return what the caller must do once the semaphore is released (wake the
 /// loop, call a handler, let go of handlers).
-package struct TimerRegistry {
+package struct ShardState {
     /// A due timer, taken from the heap: the caller calls ``begin(_:)`` right before running its
     /// handler, outside the lock.
     package struct Fire {
@@ -84,14 +84,14 @@ package struct TimerRegistry {
     /// ``rebase(now:)`` walks them all.
     private var bound: [ObjectIdentifier: TimerNode] = [:]
     /// Where the clocks of bound timers are read; the real clocks when `nil`.
-    private let clocks: (any TimerDoorbell)?
+    private let clocks: (any TimerDriver)?
     /// Bumped whenever a bound timer comes, goes or moves on its own clock: an engine that arms
     /// timers on the wall and continuous clocks re-reads ``earliestBoundDeadlines()`` then.
     private(set) package var boundVersion: UInt64 = 0
 
     /// - Parameter clocks: The driver whose wall and continuous clocks bound timers follow (the
     ///   virtual-time service's are virtual); the real clocks when `nil`.
-    package init(clocks: (any TimerDoorbell)? = nil) {
+    package init(clocks: (any TimerDriver)? = nil) {
         self.clocks = clocks
     }
 

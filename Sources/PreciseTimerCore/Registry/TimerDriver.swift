@@ -1,7 +1,7 @@
 /// What ``TimerCore`` needs from whatever drives it: a clock, and a doorbell to ring when the
 /// loop must look at the heap again. The libevent engine's `eventfd` in production, a manual
 /// clock in the virtual-time service and in tests.
-package protocol TimerDoorbell: AnyObject, Sendable {
+package protocol TimerDriver: AnyObject, Sendable {
     /// The current time in nanoseconds on the driver's clock.
     func now() -> Int64
     /// Asks the loop to look at the earliest deadline again (it sleeps past a new one).
@@ -20,7 +20,7 @@ package protocol TimerDoorbell: AnyObject, Sendable {
     func continuousNow() -> Int64
 }
 
-extension TimerDoorbell {
+extension TimerDriver {
     package func prefetch(address: UInt) {}
     package func wallClockNow() -> Int64 { wallClockNanoseconds() }
     package func continuousNow() -> Int64 { continuousNanoseconds() }

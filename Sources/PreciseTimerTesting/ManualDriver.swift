@@ -4,7 +4,7 @@ import PreciseTimerCore
 ///
 /// The monotonic clock is `now`; the continuous clock is `now` plus the time spent suspended; the
 /// wall clock is `now` plus an offset that a step or a suspend changes.
-final class ManualDoorbell: TimerDoorbell {
+final class ManualDriver: TimerDriver {
     private struct Clocks {
         var now: Int64
         var wakes = 0

@@ -7,7 +7,7 @@ import Testing
 private let testSequence = Atomic<UInt64>(0)
 
 /// The registry's transitions on their own: IDs, wake-up decisions, firing order, compaction.
-extension TimerRegistry {
+extension ShardState {
     /// Adds a timer the way `TimerCore` does: node first, named, given its sequence, then registered.
     fileprivate mutating func add(
         id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions,
@@ -25,7 +25,7 @@ extension TimerRegistry {
     }
 }
 
-@Suite("TimerRegistry")
+@Suite("ShardState")
 struct TimerRegistryTests {
     private let noop: @Sendable (Tick) -> Void = { _ in }
 
@@ -51,7 +51,7 @@ struct TimerRegistryTests {
 
     @Test("a duplicate ID throws and leaves the registry unchanged")
     func badIDs() throws {
-        var registry = TimerRegistry()
+        var registry = ShardState()
         _ = try registry.add(id: "a", deadline: 10, interval: 0, options: .init(), handler: self.noop)
         #expect(throws: PreciseTimerError(.duplicateID, id: "a")) {
             _ = try registry.add(id: "a", deadline: 5, interval: 0, options: .init(), handler: self.noop)
@@ -67,7 +67,7 @@ struct TimerRegistryTests {
 
     @Test("a push reports only when it comes before what the loop is sure to look at")
     func wakeDecisions() throws {
-        var registry = TimerRegistry()
+        var registry = ShardState()
         #expect(try registry.add(id: "a", deadline: 100, interval: 0, options: .init(), handler: self.noop).wakeLoop)
         // Earlier than the reported 100: the loop must be told again; later than 50: not.
         #expect(try registry.add(id: "b", deadline: 50, interval: 0, options: .init(), handler: self.noop).wakeLoop)
@@ -82,7 +82,7 @@ struct TimerRegistryTests {
 
     @Test("equal deadlines pop in scheduling order, earlier deadlines first")
     func ordering() throws {
-        var registry = TimerRegistry()
+        var registry = ShardState()
         for (name, deadline) in [("late", 30), ("x1", 20), ("x2", 20), ("early", 10), ("x3", 20)] {
             _ = try registry.add(
                 id: TimerID(name), deadline: Int64(deadline), interval: 0, options: .init(),
@@ -99,7 +99,7 @@ struct TimerRegistryTests {
 
     @Test("cancel, pause and reschedule take the entry out of the heap at once; order holds after")
     func eagerRemoval() throws {
-        var registry = TimerRegistry()
+        var registry = ShardState()
         for index in 0..<10_000 {
             _ = try registry.add(
                 id: TimerID("t\(index)"), deadline: Int64(10_000 - index), interval: 0, options: .init(),
@@ -126,7 +126,7 @@ struct TimerRegistryTests {
 
     @Test("cancel hands the handler back for release outside the lock")
     func cancelReturnsHandler() throws {
-        var registry = TimerRegistry()
+        var registry = ShardState()
         let canary = Canary()
         let probe = WeakProbe(canary)
         _ = try registry.add(id: "a", deadline: 10, interval: 0, options: .init()) { _ in _ = canary }
@@ -142,10 +142,10 @@ struct TimerRegistryTests {
 
     @Test("a timer cancelled between being taken and its call never runs")
     func cancelBetweenTakeAndBegin() throws {
-        var registry = TimerRegistry()
+        var registry = ShardState()
         _ = try registry.add(id: "once", deadline: 10, interval: 0, options: .init(), handler: self.noop)
         _ = try registry.add(id: "every", deadline: 10, interval: 5, options: .init(), handler: self.noop)
-        var taken: [TimerRegistry.Fire] = []
+        var taken: [ShardState.Fire] = []
         while case .fire(let fire) = registry.next(now: 10) { taken.append(fire) }
         #expect(taken.count == 2)
         #expect(registry.timers.count == 2, "taken timers are still registered until their call begins")
@@ -158,7 +158,7 @@ struct TimerRegistryTests {
 
     @Test("shutdown refuses new timers and happens once")
     func shutdown() throws {
-        var registry = TimerRegistry()
+        var registry = ShardState()
         _ = try registry.add(id: "a", deadline: 10, interval: 0, options: .init(), handler: self.noop)
         let swept = registry.close(.shutDown)
         #expect(swept?.count == 1)
