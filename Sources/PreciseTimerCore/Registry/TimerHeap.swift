@@ -21,7 +21,7 @@ package struct TimerHeap {
 
         @inline(__always)
         static func < (lhs: Entry, rhs: Entry) -> Bool {
-            lhs.deadline != rhs.deadline ? lhs.deadline < rhs.deadline : lhs.sequence < rhs.sequence
+            FiringOrder.precedes((lhs.deadline, lhs.sequence), (rhs.deadline, rhs.sequence))
         }
     }
 

@@ -1,0 +1,148 @@
+extension ShardState {
+    // MARK: Firing
+
+    /// Pops the next due timer at `now` and applies its missed-tick policy, or reports the
+    /// earliest deadline when nothing is due. Called by the loop only.
+    ///
+    /// - Parameter limit: Deadlines after it are not due even if `now` passed them (virtual time:
+    ///   a handler that moved the clock past the instant an `advance` goes to).
+    package mutating func next(now: Int64, notAfter limit: Int64 = .max) -> Next {
+        while true {
+            guard let entry = self.heap.min else {
+                self.loopLooksAt = .none
+                return .idle(nil)
+            }
+            guard entry.deadline <= now, entry.deadline <= limit else {
+                self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
+                return .idle(entry.deadline)
+            }
+            let node = self.heap.removeMin()!
+            if let clock = node.clock {
+                // An estimate came due: the timer's own clock decides (see ``ClockBinding``).
+                let clocks = self.readings(now)
+                let (due, estimate) = clock.resolve(estimate: node.deadline, clocks)
+                node.deadline = estimate
+                guard due else {
+                    node.deadline = max(node.deadline, saturatingAdd(now, 1))
+                    self.heap.insert(node)
+                    continue
+                }
+                node.deadline = min(node.deadline, now)
+                self.loopLooksAt = .running
+                return .fire(self.take(node, now: now, clocks: clocks))
+            }
+            self.loopLooksAt = .running
+            return .fire(self.take(node, now: now))
+        }
+    }
+
+    /// The loop looks at this shard: returns the earliest pending timer (``Head/none`` when none is pending). Until the next `peek`, a
+    /// timer that comes before it makes ``add(_:)`` (and every other push) ask for a wake-up.
+    package mutating func peek() -> Head {
+        self.loopLooksAt =
+            self.heap.min.map { Head(deadline: $0.deadline, sequence: $0.sequence, address: self.heap.minAddress) }
+            ?? .none
+        return self.loopLooksAt
+    }
+
+    /// ``next(now:)`` and, for a timer whose handler runs right here on the loop (no hop), its
+    /// ``begin(_:)`` under the same lock. Returns the call to make, if any.
+    package mutating func nextOnLoop(now: Int64, notAfter limit: Int64 = .max) -> (Next, Call?) {
+        let next = self.next(now: now, notAfter: limit)
+        guard case .fire(let fire) = next, fire.node.queue == nil else { return (next, nil) }
+        return (next, self.begin(fire))
+    }
+
+    mutating func take(_ node: TimerNode, now: Int64, clocks: ClockBinding.Readings? = nil) -> Fire {
+        node.state = .taken
+        if let clock = node.clock, clock.kind == .wall, let clocks {
+            return self.takeWallClock(node, clock, now: now, clocks: clocks)
+        }
+        guard node.interval > 0 else {
+            return Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: node.deadline)
+        }
+        let deadline = node.deadline
+        let periodsLate = UInt64((now - deadline) / node.interval)
+        switch node.policy {
+        case .burst where periodsLate == 0:
+            node.catchUp = 0
+            return Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: deadline)
+        case .burst where Int(node.catchUp) < MissedTickPolicy.maximumBurst:
+            node.catchUp += 1
+            return Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: deadline)
+        case .skip, .burst, .delay:
+            // Answer the latest grid point that passed. `.skip` (and a `.burst` out of catch-up
+            // calls) goes on from there; `.delay` restarts after the call (``complete``).
+            node.catchUp = 0
+            node.deadline = deadline + Int64(periodsLate) * node.interval
+            return Fire(node: node, epoch: node.epoch, missed: periodsLate, scheduledAt: node.deadline)
+        }
+    }
+
+    /// The call of a taken timer begins: returns its handler and count, or `nil` if the timer was
+    /// cancelled, paused or rescheduled since it was taken (then nothing runs). A one-shot leaves
+    /// the registry here, so its handler may reuse the ID, and the service lets go of the handler
+    /// once the call returns.
+    package mutating func begin(_ fire: Fire) -> Call? {
+        let node = fire.node
+        guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, node.handler != nil
+        else { return nil }
+        node.count += 1
+        guard node.repeats else {
+            self.timers.remove(node.id, hash: node.hash)
+            self.forget(node)
+            node.state = .ended
+            return Call(handler: Self.moveHandler(out: node)!, count: node.count)
+        }
+        node.state = .running
+        return Call(handler: node.handler!, count: node.count)
+    }
+
+    /// A repeating timer's handler returned at `firedAt` (the tick's instant): arm its next
+    /// deadline unless it was cancelled meanwhile, or park it if it was paused. Returns whether
+    /// the loop must be woken, and the handler to release outside the lock if the timer ended.
+    package mutating func complete(
+        _ fire: Fire, firedAt: Int64, now: Int64
+    ) -> (wake: Bool, ended: (@Sendable (Tick) -> Void)?) {
+        let node = fire.node
+        guard node.era == self.era, node.state == .running else { return (false, nil) }
+        var next: Int64
+        if node.rescheduledTo != TimerNode.notRescheduled {
+            next = node.rescheduledTo
+            node.rescheduledTo = TimerNode.notRescheduled
+            self.retarget(node, to: next, now: now)
+        } else if let clock = node.clock, let schedule = clock.schedule {
+            guard let occurrence = schedule.next(after: WallClockInstant(nanosecondsSinceEpoch: clock.anchor)) else {
+                // The schedule has no occurrence left: the timer ends as a fired one-shot does.
+                self.timers.remove(node.id, hash: node.hash)
+                self.forget(node)
+                node.state = .ended
+                return (false, Self.moveHandler(out: node))
+            }
+            clock.anchor = occurrence.nanosecondsSinceEpoch
+            self.boundVersion &+= 1
+            next = clock.resolve(estimate: node.deadline, self.readings(now)).estimate
+        } else if node.policy == .delay, fire.missed > 0 {
+            // A period was missed: the grid restarts after this call (at the clock's end: never).
+            next = saturatingAdd(firedAt, node.interval)
+        } else {
+            let (sum, overflow) = node.deadline.addingReportingOverflow(node.interval)
+            guard !overflow else {
+                // Past the clock's range (centuries of uptime): the timer cannot fire again.
+                self.timers.remove(node.id, hash: node.hash)
+                self.forget(node)
+                node.state = .ended
+                return (false, Self.moveHandler(out: node))
+            }
+            next = sum
+        }
+        if node.pauseWhenDone {
+            node.pauseWhenDone = false
+            node.deadline = max(0, next - now)
+            node.state = .paused
+            return (false, nil)
+        }
+        node.deadline = next
+        return (self.push(node), nil)
+    }
+}

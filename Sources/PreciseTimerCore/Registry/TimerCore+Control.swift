@@ -1,0 +1,165 @@
+import Dispatch
+import Synchronization
+
+extension TimerCore {
+    // MARK: Control
+
+    @discardableResult
+    package func reschedule(_ id: TimerID, after delay: Duration) throws(PreciseTimerError) -> Bool {
+        let nanoseconds = try delay.validatedDelay(for: id)
+        return self.move(id, to: try TimerRequest.deadline(now: self.doorbell.now(), after: nanoseconds, id: id))
+    }
+
+    @discardableResult
+    package func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws(PreciseTimerError) -> Bool {
+        self.move(id, to: try TimerRequest.validated(deadline, now: self.doorbell.now(), id: id))
+    }
+
+    func move(_ id: TimerID, to deadline: Int64) -> Bool {
+        let now = self.doorbell.now()
+        let hash = id.tableHash
+        let shard = self.shard(for: hash)
+        let (found, wake) = self.shards[shard].withLock { $0.reschedule(id, hash: hash, to: deadline, now: now) }
+        if wake { self.wakeLoop(for: shard, deadline: deadline) }
+        return found
+    }
+
+    @discardableResult
+    package func pause(_ id: TimerID) -> Bool {
+        let now = self.doorbell.now()
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.pause(id, hash: hash, now: now) }
+    }
+
+    @discardableResult
+    package func resume(_ id: TimerID) -> Bool {
+        let now = self.doorbell.now()
+        let hash = id.tableHash
+        let shard = self.shard(for: hash)
+        let (found, wake) = self.shards[shard].withLock { $0.resume(id, hash: hash, now: now) }
+        if wake { self.wakeLoop(for: shard, deadline: .min) }  // Its deadline is the shard's business: ring.
+        return found
+    }
+
+    package func isPaused(_ id: TimerID) -> Bool {
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.isPaused(id, hash: hash) }
+    }
+
+    // MARK: Cancellation and queries
+
+    @discardableResult
+    package func cancel(_ id: TimerID) -> Bool {
+        let hash = id.tableHash
+        let (found, handler) = self.shards[self.shard(for: hash)].withLock { $0.cancel(id, hash: hash) }
+        withExtendedLifetime(handler) {}  // Released here, outside the lock.
+        if found { self.instruments.cancelled(1) }
+        return found
+    }
+
+    @discardableResult
+    package func cancel(_ id: TimerID, generation: UInt64) -> Bool {
+        let hash = id.tableHash
+        let (found, handler) = self.shards[self.shard(for: hash)].withLock {
+            $0.cancel(id, hash: hash, generation: generation)
+        }
+        withExtendedLifetime(handler) {}
+        if found { self.instruments.cancelled(1) }
+        return found
+    }
+
+    package func generation(of id: TimerID) -> UInt64? {
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.node(id, hash: hash)?.sequence }
+    }
+
+    /// Ends every timer scheduled before the call, shard by shard, each in O(1) under its lock;
+    /// handlers are released outside the locks.
+    package func cancelAll() {
+        for shard in self.shards {
+            let swept = shard.withLock { $0.cancelAll() }
+            swept.release()
+            self.instruments.cancelled(swept.count)
+        }
+    }
+
+    package func isScheduled(_ id: TimerID) -> Bool {
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.node(id, hash: hash) != nil }
+    }
+
+    /// Every shard's IDs, each shard's under its own lock (a 64th of the timers at a time).
+    package var scheduledIDs: [TimerID] {
+        var ids: [TimerID] = []
+        ids.reserveCapacity(self.scheduledCount)
+        for shard in self.shards {
+            shard.withLock { $0.appendIDs(to: &ids) }
+        }
+        return ids
+    }
+
+    /// The sum of the shards' counts, each published as its shard changes: no lock taken.
+    package var scheduledCount: Int {
+        self.shards.reduce(0) { $0 + $1.count.load(ordering: .relaxed) }
+    }
+
+    // MARK: Introspection and idle timeouts
+
+    /// The next deadline of the timer under `id`, on the core's clock: `nil` when no timer has
+    /// the ID, when it is paused, or when it is a one-shot whose call has begun. While a repeating
+    /// timer's handler runs, the deadline it will be re-armed at if the call returns on time.
+    /// One shard lock and one table look-up: O(1), no copy of the registry.
+    package func deadline(of id: TimerID) -> MonotonicInstant? {
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.nextDeadline(of: id, hash: hash) }
+            .map(MonotonicInstant.init(nanoseconds:))
+    }
+
+    /// Pushes the pending timer under `id` to now + `delay` (``reschedule(_:after:)``), or, when
+    /// none is pending (or it is a one-shot whose call has begun), schedules a one-shot with
+    /// `handler` there: one step under the ID's shard lock, so two first touches of one ID never
+    /// race to ``PreciseTimerError/Code/duplicateID`` and a touch never loses to an expiry that
+    /// has not begun.
+    ///
+    /// - Returns: `true` when a new timer was created.
+    /// - Throws: ``PreciseTimerError/Code/emptyID``, ``PreciseTimerError/Code/invalidDelay``,
+    ///   ``PreciseTimerError/Code/reservedID`` (only when it would create a timer under a
+    ///   generated name) or the close reason; nothing changes then.
+    package func scheduleOrReschedule(
+        id: TimerID, after delay: Duration, options: TimerOptions, _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws(PreciseTimerError) -> Bool {
+        if id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
+        let now = self.doorbell.now()
+        let deadline = try TimerRequest.deadline(now: now, after: try delay.validatedDelay(for: id), id: id)
+        // Built outside the lock, used or not: an unused node's handler is released out here.
+        let node = TimerNode(id: id, deadline: deadline, interval: 0, options: options, handler: handler)
+        node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
+        node.name(id)
+        let shard = self.shard(for: node.hash)
+        // The usual touch: the timer exists and moves; nothing is counted.
+        let (moved, wake) = self.shards[shard].withLock { $0.reschedule(id, hash: node.hash, to: deadline, now: now) }
+        if moved {
+            if wake { self.wakeLoop(for: shard, deadline: deadline) }
+            return false
+        }
+        if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
+        // A creation, counted before the timer is visible (see ``schedule(_:id:options:_:)``); a
+        // touch that created it on another thread in between makes this one a move after all.
+        self.instruments.scheduled()
+        let created: Bool
+        let pushed: Bool
+        do {
+            (created, pushed) = try self.shards[shard].withLock {
+                (registry) throws(PreciseTimerError) -> (Bool, Bool) in
+                let (found, wake) = registry.reschedule(id, hash: node.hash, to: deadline, now: now)
+                return found ? (false, wake) : (true, try registry.add(node))
+            }
+        } catch {
+            self.instruments.refused()
+            throw error
+        }
+        if !created { self.instruments.refused() }
+        if pushed { self.wakeLoop(for: shard, deadline: deadline) }
+        return created
+    }
+}

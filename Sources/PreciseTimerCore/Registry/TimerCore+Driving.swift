@@ -1,0 +1,123 @@
+import Dispatch
+import Synchronization
+
+extension TimerCore {
+    // MARK: Driving
+
+    /// Runs the timers due now, in deadline order, up to ``batchLimit`` of them.
+    ///
+    /// Handlers on ``TimerExecutor/loop`` run inline on the caller's thread; others are queued.
+    /// Calls are serialized by whatever drives the core (its loop thread, its alarm queue, or
+    /// the virtual-time service's `advance`), which alone touches the loop's view of the shards.
+    ///
+    /// - Parameter limit: Run no timer whose deadline is after it (see ``ShardState/next(now:notAfter:)``).
+    package func runDue(notAfter limit: Int64 = .max) -> Outcome {
+        self.sleepsUntil.store(.min, ordering: .sequentiallyConsistent)  // Running: pushes need not ring.
+        for _ in 0..<Self.batchLimit {
+            self.refreshDirtyHeads()
+            let (index, head) = self.heads.earliest()
+            let now = self.doorbell.now()
+            // `.none` is no timer, even when the clock stands at the end of its range.
+            guard head != .none, head.deadline <= now, head.deadline <= limit else {
+                // About to sleep: publish until when, then look for a push that did not ring.
+                self.sleepsUntil.store(head.deadline, ordering: .sequentiallyConsistent)
+                guard self.dirty.load(ordering: .sequentiallyConsistent) == 0 else {
+                    self.sleepsUntil.store(.min, ordering: .sequentiallyConsistent)
+                    continue
+                }
+                return head == .none ? .empty : .idle(until: head.deadline)
+            }
+            let (next, call, newHead) = self.shards[index].withLock { registry in
+                let (next, call) = registry.nextOnLoop(now: now, notAfter: limit)
+                // Counted as it begins, under the lock, like a queue hop (see ``InFlightCalls``).
+                if call != nil { self.inFlight.enter() }
+                return (next, call, registry.peek())
+            }
+            self.heads[index] = newHead
+            guard case .fire(let fire) = next else { continue }  // The head had gone stale.
+            // The next timer's node starts loading while this one runs (a storm's nodes are cold).
+            self.doorbell.prefetch(address: self.heads.earliest().head.address)
+            if let queue = fire.node.queue {
+                if self.hopsSynchronously {
+                    queue.sync { self.hop(fire) }
+                } else {
+                    queue.async { self.hop(fire) }
+                }
+            } else if let call {
+                self.invoke(call, for: fire, onLoop: true)
+                self.inFlight.leave()
+            }
+        }
+        return .batchLimitReached
+    }
+
+    /// Looks again at the shards that were pushed ahead of what the loop saw.
+    @inline(__always)
+    func refreshDirtyHeads() {
+        guard self.dirty.load(ordering: .relaxed) != 0 else { return }
+        var mask = self.dirty.exchange(0, ordering: .acquiring)
+        while mask != 0 {
+            let index = mask.trailingZeroBitCount
+            mask &= mask - 1
+            self.heads[index] = self.shards[index].withLock { $0.peek() }
+        }
+    }
+
+    /// Runs a fire that hopped to its queue. Its call begins here, under the lock, so a cancel
+    /// (or pause, or reschedule) that returned while the fire waited in the queue prevents it.
+    /// The call is counted in ``inFlight`` as it begins, under the same lock, so a close that
+    /// follows sees it.
+    func hop(_ fire: ShardState.Fire) {
+        let call = self.shards[self.shard(for: fire.node.hash)].withLock { registry -> ShardState.Call? in
+            let call = registry.begin(fire)
+            if call != nil { self.inFlight.enter() }
+            return call
+        }
+        guard let call else { return }
+        defer { self.inFlight.leave() }
+        self.invoke(call, for: fire, onLoop: false)
+    }
+
+    /// Calls a handler and, for a repeating timer, arms its next deadline. On the loop, the
+    /// loop's view of the shard is brought up to date at once; elsewhere (a queue hop) the loop
+    /// is woken if the next deadline comes before what it saw.
+    func invoke(_ call: ShardState.Call, for fire: ShardState.Fire, onLoop: Bool) {
+        let firedAt = self.doorbell.now()
+        self.instruments.willCall(fire, firedAt: firedAt)
+        call.handler(
+            Tick(
+                id: fire.node.id, count: call.count, missed: fire.missed,
+                scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
+                firedAt: MonotonicInstant(nanoseconds: firedAt), generation: fire.node.sequence,
+                wallClockDeadline: fire.occurrence == .min
+                    ? nil : WallClockInstant(nanosecondsSinceEpoch: fire.occurrence))
+        )
+        self.instruments.didCall(fire, firedAt: firedAt, clock: self.doorbell)
+        guard fire.node.repeats else { return }
+        let now = self.doorbell.now()
+        let shard = self.shard(for: fire.node.hash)
+        let (wake, ended, head, deadline) = self.shards[shard].withLock { registry in
+            let (wake, ended) = registry.complete(fire, firedAt: firedAt, now: now)
+            return (wake, ended, onLoop && wake ? registry.peek() : nil, fire.node.deadline)
+        }
+        withExtendedLifetime(ended) {}
+        if ended != nil { self.instruments.ended(1) }
+        if let head {
+            self.heads[shard] = head
+        } else if wake {
+            self.wakeLoop(for: shard, deadline: deadline)
+        }
+    }
+
+    /// The earliest deadline of a pending (not paused) timer, if any: a pure read, shard by shard
+    /// under each one's lock. It runs nothing and changes nothing the loop relies on.
+    package var earliestDeadline: MonotonicInstant? {
+        var earliest: Int64?
+        for shard in self.shards where shard.count.load(ordering: .relaxed) > 0 {
+            if let deadline = shard.withLock({ $0.earliestPendingDeadline }) {
+                earliest = min(earliest ?? .max, deadline)
+            }
+        }
+        return earliest.map(MonotonicInstant.init(nanoseconds:))
+    }
+}

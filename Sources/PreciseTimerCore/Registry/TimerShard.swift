@@ -1,0 +1,42 @@
+import Dispatch
+import Synchronization
+
+/// One shard of the registry: its semaphore-guarded state, and its timer count published for
+/// ``TimerCore/scheduledCount`` to read without the lock.
+final class TimerShard: Sendable {
+    private let registry: SemaphoreGuarded<ShardState>
+    let count = Atomic<Int>(0)
+    /// How many of its timers are bound to another clock, published like ``count``: the core
+    /// skips shards without any when it rebases or looks for the earliest bound deadline.
+    let boundCount = Atomic<Int>(0)
+    /// The core's count of changes to bound timers (see ``TimerCore/boundVersion``).
+    private let boundChanges: BoundChanges
+
+    init(clocks: any TimerDriver, boundChanges: BoundChanges) {
+        self.registry = SemaphoreGuarded(ShardState(clocks: clocks))
+        self.boundChanges = boundChanges
+    }
+
+    /// Runs `body` under the shard's semaphore, then publishes the count.
+    @inline(__always)
+    func withLock<Result, Failure: Error>(
+        _ body: (inout ShardState) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try self.registry.withLock { (registry) throws(Failure) -> Result in
+            let boundVersion = registry.boundVersion
+            defer {
+                self.count.store(registry.count, ordering: .relaxed)
+                if registry.boundVersion != boundVersion {
+                    self.boundCount.store(registry.boundCount, ordering: .relaxed)
+                    self.boundChanges.value.add(1, ordering: .releasing)
+                }
+            }
+            return try body(&registry)
+        }
+    }
+}
+
+/// The count behind ``TimerCore/boundVersion``, shared by the shards.
+final class BoundChanges: Sendable {
+    let value = Atomic<UInt64>(0)
+}
