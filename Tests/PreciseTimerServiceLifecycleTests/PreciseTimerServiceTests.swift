@@ -163,7 +163,7 @@ struct PreciseTimerServiceTests {
         let queue = DispatchQueue(label: "PreciseTimerServiceTests.drain")
         try timers.schedule(id: "slow", after: .zero, options: TimerOptions(executor: .queue(queue))) { _ in
             events.append("handler started")
-            _ = release.wait(timeout: .now() + .seconds(30))
+            _ = release.wait(timeout: .now() + .seconds(600))
             events.append("handler returned")
         }
         #expect(await events.wait { $0.contains("handler started") })
@@ -193,7 +193,7 @@ struct PreciseTimerServiceTests {
         // of the few threads Swift concurrency shares with Dispatch here, and starve the tests.
         try timers.schedule(id: "stuck", after: .zero) { _ in
             events.append("handler started")
-            _ = release.wait(timeout: .now() + .seconds(30))
+            _ = release.wait(timeout: .now() + .seconds(600))
         }
         #expect(await events.wait { $0.contains("handler started") })
         await testGracefulShutdown { trigger in

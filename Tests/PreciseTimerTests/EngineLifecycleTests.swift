@@ -121,7 +121,7 @@ struct EngineLifecycleTests {
                 { _, _, arg in
                     let gate = Unmanaged<Gate>.fromOpaque(arg!).takeUnretainedValue()
                     gate.entered.signal()
-                    _ = gate.release.wait(timeout: .now() + .seconds(30))
+                    _ = gate.release.wait(timeout: .now() + .seconds(600))
                 }, Unmanaged.passUnretained(gate).toOpaque())!
             event_priority_set(blocker, 0)
             let baseline = event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ADDED))

@@ -6,11 +6,12 @@ import Testing
 /// `shutdown(gracePeriod:)`: ends every timer, then waits for the handlers in flight, bounded.
 ///
 /// The handlers here block their own thread (a Dispatch worker, or the loop thread) on a
-/// semaphore the test signals, with a 30 s cap so that a failing test cannot hang the run; the
+/// semaphore the test signals, always explicitly: no test here depends on time passing on a free
+/// pool (a cap of 10 minutes only keeps a broken test from hanging the run forever); the
 /// test itself only awaits.
 @Suite("Graceful shutdown")
 struct GracefulShutdownTests {
-    /// A handler that reports it started, then blocks until released (at most 30 s).
+    /// A handler that reports it started, then blocks until the test releases it.
     private final class Blocker: Sendable {
         let log: Recorder<String>
         private let release = DispatchSemaphore(value: 0)
@@ -19,7 +20,7 @@ struct GracefulShutdownTests {
 
         func run() {
             self.log.append("handler started")
-            _ = self.release.wait(timeout: .now() + .seconds(30))
+            _ = self.release.wait(timeout: .now() + .seconds(600))
             self.log.append("handler returned")
         }
 
@@ -85,7 +86,7 @@ struct GracefulShutdownTests {
         // Not a handler: something else of the daemon's keeps the queue busy.
         queue.async {
             log.append("queue busy")
-            _ = gate.wait(timeout: .now() + .seconds(30))
+            _ = gate.wait(timeout: .now() + .seconds(600))
         }
         #expect(await log.wait { $0.contains("queue busy") })
         try timers.schedule(id: "queued", after: .zero, options: .init(executor: .queue(queue))) { _ in
@@ -171,5 +172,19 @@ struct GracefulShutdownTests {
             }
             #expect(refused == 0, "\(refused) of \(count) idle services reported a running handler (grace \(grace))")
         }
+    }
+
+    @Test("defect 11: dropping the last reference on the cooperative pool never waits for a running .loop handler")
+    func droppingNeverBlocks() async throws {
+        var (timers, log, blocker): (PreciseTimer?, Recorder<String>, Blocker) = try await Self.blockedHandler(
+            onQueue: false)
+        let start = ContinuousClock.now
+        timers = nil  // deinit here, on this task's thread, while the handler blocks the loop thread
+        let elapsed = ContinuousClock.now - start
+        #expect(timers == nil)
+        #expect(elapsed < .seconds(5), "deinit waited \(elapsed) for the loop thread")
+        #expect(!log.values.contains("handler returned"))
+        blocker.finish()
+        #expect(await log.wait { $0.contains("handler returned") })
     }
 }
