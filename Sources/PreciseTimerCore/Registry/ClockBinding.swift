@@ -46,8 +46,29 @@ package final class ClockBinding: @unchecked Sendable {
             self.wall = wall
         }
 
+        /// Reads the continuous and wall clocks as they stood at `monotonic`, a reading of the
+        /// driver's monotonic clock just taken. Two clocks cannot be read at one instant, and a
+        /// thread preempted between two reads (a loaded machine) would make their offset look
+        /// changed by the preemption: so each is read between two monotonic reads, the tightest of
+        /// a few tries is kept, and the reading is carried back to `monotonic` by the time that
+        /// passed since.
         package init(_ driver: any TimerDriver, monotonic: Int64) {
-            self.init(monotonic: monotonic, continuous: driver.continuousNow(), wall: driver.wallClockNow())
+            func bracketed(_ read: () -> Int64) -> Int64 {
+                var best: (width: Int64, value: Int64) = (.max, 0)
+                for _ in 0..<4 {
+                    let before = driver.now()
+                    let value = read()
+                    let after = driver.now()
+                    let width = after &- before
+                    if width < best.width {
+                        // The clock's reading at the middle of the bracket, carried back to `monotonic`.
+                        best = (width, value &- (before &+ width / 2 &- monotonic))
+                    }
+                    if width <= 20_000 { break }
+                }
+                return best.value
+            }
+            self.init(monotonic: monotonic, continuous: bracketed(driver.continuousNow), wall: bracketed(driver.wallClockNow))
         }
     }
 
