@@ -1,0 +1,48 @@
+import PreciseTimer
+import PreciseTimerTesting
+import Testing
+
+/// How a sleep ended.
+enum SleepOutcome: Sendable, Hashable, CustomStringConvertible {
+    case returned, cancelled, shutDown
+    case failed(String)
+
+    init(_ body: () async throws -> Void) async {
+        do {
+            try await body()
+            self = .returned
+        } catch is CancellationError {
+            self = .cancelled
+        } catch let error as PreciseTimerError where error.code == .shutDown {
+            self = .shutDown
+        } catch {
+            self = .failed("\(error)")
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .returned: "returned"
+        case .cancelled: "cancelled"
+        case .shutDown: "shutDown"
+        case .failed(let error): "failed(\(error))"
+        }
+    }
+}
+
+/// How late a task may resume after its timer fired, on top of ``Bounds/lateness``: a resumption
+/// waits for a thread of the cooperative pool, which the rest of the suite, running in parallel
+/// on 2 shared cores (a ThreadSanitizer build: seen at 5.9 s), can keep busy for seconds. Below every "never at the deadline"
+/// deadline these tests use (30 s).
+let resumptionBound: Duration = .seconds(15)
+
+/// Polls `condition` every millisecond; `true` if it held before `timeout`.
+func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
