@@ -19,7 +19,8 @@ struct CallerBaseTests {
         let base = SocketLoop.preciseBase()
         defer { event_base_free(base) }
         let timers = try PreciseTimer(eventBase: base, configuration: .init(logger: logger))
-        timers.shutdown()  // On this thread, the base's (its loop never ran): the events go at once.
+        event_base_loop(base, EVLOOP_NONBLOCK)  // One pass: this thread is now known as the loop's.
+        timers.shutdown()  // On the loop thread, between callbacks: the events go at once.
         #expect(handler.entries.map(\.message.description) == ["Timer service started", "Timer service shut down"])
         #expect(handler.entries.first?.metadata["timer.thread"] == "caller's event_base")
     }

@@ -8,6 +8,7 @@ struct ContractTests {
     @Test("defect 10: resume returns true only for a timer that was paused")
     func resumeOnlyWhatWasPaused() throws {
         let timers = TestTimerService()
+        defer { timers.shutdown() }
         let seen = Recorder<Bool>()
         try timers.schedule(id: "running", after: .seconds(1)) { _ in }
         #expect(!timers.resume("running"), "never paused")
@@ -29,6 +30,7 @@ struct ContractTests {
     @Test("defect 10: a sleep until a deadline more than maximumDuration in the past is .invalidDelay")
     func sleepFarInThePast() async throws {
         let timers = TestTimerService(start: MonotonicInstant(nanoseconds: 0))
+        defer { timers.shutdown() }
         let far = MonotonicInstant(nanoseconds: -(1 << 62) - 1)
         await #expect(throws: PreciseTimerError.self) {
             try await timers.clock.sleep(until: far, tolerance: nil)

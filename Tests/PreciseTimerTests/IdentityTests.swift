@@ -30,6 +30,7 @@ struct IdentityTests {
     @Test("defect 6: a token made from a handle cancels exactly that timer")
     func tokenFromHandle() throws {
         let timers = TestTimerService()
+        defer { timers.shutdown() }
         let first = try timers.scheduleTimer(.after(.seconds(1)), id: "job") { _ in }
         let token = first.token(on: timers)
         try timers.advance(by: .seconds(1))  // The one-shot fires; "job" is free again.
@@ -43,6 +44,7 @@ struct IdentityTests {
     @Test("defect 7: a stale generated name never cancels a later explicit timer (cancelTask)")
     func staleGeneratedName() throws {
         let timers = TestTimerService()
+        defer { timers.shutdown() }
         let scheduled = timers.execTask({}, start: 0, interval: 0, repeats: false, async: false)
         let name = try #require(scheduled)
         try timers.advance(by: .zero)  // The task ran; its name is stale.
@@ -57,6 +59,7 @@ struct IdentityTests {
     @Test("defect 10: execTask without repeats ignores its interval, NaN included, as documented")
     func execTaskIgnoresUnusedInterval() throws {
         let timers = TestTimerService()
+        defer { timers.shutdown() }
         let runs = Recorder<Int>()
         for (index, interval) in [Double.nan, .infinity, -1, 0].enumerated() {
             let name = timers.execTask(

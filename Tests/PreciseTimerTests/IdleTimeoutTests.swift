@@ -48,6 +48,7 @@ struct IdleTimeoutTests {
     @Test("a touch after the expiry's call began creates a new timer; one before it moves the old one")
     func touchRacesExpiry() throws {
         let timers = TestTimerService()
+        defer { timers.shutdown() }
         let expired = Recorder<UInt64>()
         let touchedDuringCall = Recorder<Bool>()
         #expect(
@@ -96,6 +97,7 @@ struct IdleTimeoutTests {
     @Test("deadline(of:): pending, paused, running, ended")
     func deadlines() throws {
         let timers = TestTimerService()
+        defer { timers.shutdown() }
         let start = timers.now
         try timers.schedule(id: "once", after: .seconds(5)) { _ in }
         let seen = Recorder<MonotonicInstant?>()

@@ -12,6 +12,7 @@ struct VirtualTimeEdgeTests {
     @Test("defect 3: a service starting at the end of its clock advances by zero and returns")
     func advanceAtTheEnd() throws {
         let timers = TestTimerService(start: self.end)
+        defer { timers.shutdown() }
         try timers.advance(by: .zero)
         #expect(timers.now == self.end)
     }
@@ -19,10 +20,12 @@ struct VirtualTimeEdgeTests {
     @Test("defect 3: advancing past the clock's range, or scheduling past it, is .invalidDelay, not a trap")
     func pastTheRange() throws {
         let timers = TestTimerService()
+        defer { timers.shutdown() }
         try timers.advance(by: TestTimerService.maximumDuration)
         let error = #expect(throws: PreciseTimerError.self) { try timers.advance(by: TestTimerService.maximumDuration) }
         #expect(error?.code == .invalidDelay)
         let nearEnd = TestTimerService(start: MonotonicInstant(nanoseconds: .max - 1_000))
+        defer { nearEnd.shutdown() }
         for schedule in [
             { try nearEnd.schedule(after: .seconds(1)) { _ in } },
             { try nearEnd.scheduleRepeating(every: .seconds(1)) { _ in } },
@@ -37,6 +40,7 @@ struct VirtualTimeEdgeTests {
     func reArmNearTheEnd() throws {
         let start = MonotonicInstant(nanoseconds: .max - 10_000_000_000)
         let timers = TestTimerService(start: start)
+        defer { timers.shutdown() }
         try timers.schedule(id: "paused", after: .seconds(5)) { _ in }
         #expect(timers.pause("paused"))
         try timers.advance(by: .seconds(8))
@@ -56,6 +60,7 @@ struct VirtualTimeEdgeTests {
     @Test("defect 4: nextDeadline fires nothing, even read from a handler or with a timer due now")
     func nextDeadlineIsPure() throws {
         let timers = TestTimerService()
+        defer { timers.shutdown() }
         let fired = Recorder<TimerID>()
         try timers.schedule(id: "now", after: .zero) { fired.append($0.id) }
         try timers.schedule(id: "later", after: .seconds(1)) { _ in
@@ -72,6 +77,7 @@ struct VirtualTimeEdgeTests {
     @Test("defect 4: advanceToNextDeadline fires a zero-delay timer and returns true (Go's TestZeroTimer)")
     func zeroTimer() throws {
         let timers = TestTimerService()
+        defer { timers.shutdown() }
         let start = timers.now
         let fired = Recorder<TimerID>()
         try timers.schedule(id: "zero", after: .zero) { fired.append($0.id) }
@@ -88,6 +94,7 @@ struct VirtualTimeEdgeTests {
     @Test("defect 4: a paused clock steps an interval tick by tick (tokio's time_pause::interval)")
     func intervalStepping() throws {
         let timers = TestTimerService()
+        defer { timers.shutdown() }
         let start = timers.now
         let ticks = Recorder<Tick>()
         try timers.scheduleRepeating(id: "interval", every: .milliseconds(300), startingAfter: .zero) {

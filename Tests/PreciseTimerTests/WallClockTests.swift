@@ -29,6 +29,7 @@ struct WallClockTests {
     @Test("a wall-clock one-shot fires when the wall clock reaches it, exactly, and says which instant")
     func atWallClock() throws {
         let timers = self.service()
+        defer { timers.shutdown() }
         let instant = timers.wallClockNow.advanced(by: .seconds(90))
         let ticks = Recorder<Tick>()
         try timers.schedule(id: "rotate", atWallClock: instant) { ticks.append($0) }
@@ -44,6 +45,7 @@ struct WallClockTests {
     @Test("a step forward past the instant fires it at once; a step back makes it wait")
     func steps() throws {
         let timers = self.service()
+        defer { timers.shutdown() }
         let start = timers.wallClockNow
         let ticks = Recorder<Tick>()
         try timers.schedule(id: "forward", atWallClock: start.advanced(by: .seconds(3600))) { ticks.append($0) }
@@ -63,6 +65,7 @@ struct WallClockTests {
     @Test("a calendar timer fires at each occurrence, on the wall clock")
     func calendar() throws {
         let timers = self.service()
+        defer { timers.shutdown() }
         let ticks = Recorder<Tick>()
         try timers.scheduleRepeating(id: "minutely", on: EveryWallClockInterval(interval: minute)) { ticks.append($0) }
         try timers.advance(by: .seconds(30 + 120))
@@ -78,6 +81,7 @@ struct WallClockTests {
     @Test("suspend: .skip makes one call for the latest occurrence and counts the others")
     func suspendSkip() throws {
         let timers = self.service()
+        defer { timers.shutdown() }
         let ticks = Recorder<Tick>()
         try timers.scheduleRepeating(id: "m", on: EveryWallClockInterval(interval: minute)) { ticks.append($0) }
         try timers.suspend(for: .seconds(600))  // to 00:10:30: occurrences 00:01 … 00:10 pass asleep
@@ -92,6 +96,7 @@ struct WallClockTests {
     @Test("suspend: .burst makes one call per occurrence, in order, at most maximumBurst in a row")
     func suspendBurst() throws {
         let timers = self.service()
+        defer { timers.shutdown() }
         let ticks = Recorder<Tick>()
         try timers.scheduleRepeating(
             id: "m", on: EveryWallClockInterval(interval: minute), options: .init(missedTicks: .burst)
@@ -109,6 +114,7 @@ struct WallClockTests {
     @Test("an occurrence never fires twice, even when the clock is stepped back over it")
     func noRefire() throws {
         let timers = self.service()
+        defer { timers.shutdown() }
         let ticks = Recorder<Tick>()
         try timers.scheduleRepeating(id: "m", on: EveryWallClockInterval(interval: minute)) { ticks.append($0) }
         try timers.advance(by: .seconds(30))  // 00:01 fires
@@ -126,6 +132,7 @@ struct WallClockTests {
     @Test("a schedule with no occurrence after now is .invalidSchedule; one that runs out ends its timer")
     func schedulesThatEnd() throws {
         let timers = self.service()
+        defer { timers.shutdown() }
         let past = EveryWallClockInterval(
             interval: minute, until: TestTimerService.defaultWallClock.nanosecondsSinceEpoch)
         let error = #expect(throws: PreciseTimerError.self) {
@@ -151,6 +158,7 @@ struct WallClockTests {
     @Test("continuous timers run through suspend; suspending ones stand still")
     func continuousClock() throws {
         let timers = self.service()
+        defer { timers.shutdown() }
         let fired = Recorder<TimerID>()
         try timers.schedule(id: "continuous", after: .seconds(600), options: .init(clock: .continuous)) {
             fired.append($0.id)
@@ -174,6 +182,7 @@ struct WallClockTests {
     @Test("pause, cancel, tokens and deadlines work on wall-clock timers")
     func control() throws {
         let timers = self.service()
+        defer { timers.shutdown() }
         let ticks = Recorder<Tick>()
         let handle = try timers.scheduleTimer(.atWallClock(timers.wallClockNow.advanced(by: .seconds(60)))) {
             ticks.append($0)
@@ -197,6 +206,7 @@ struct WallClockTests {
     @Test("wall-clock instants beyond reach are .invalidDelay")
     func badInstants() throws {
         let timers = self.service()
+        defer { timers.shutdown() }
         for instant in [WallClockInstant(nanosecondsSinceEpoch: .max), WallClockInstant(nanosecondsSinceEpoch: .min)] {
             let error = #expect(throws: PreciseTimerError.self) {
                 try timers.schedule(atWallClock: instant) { _ in }
@@ -210,6 +220,7 @@ struct WallClockTests {
     func articleExample() throws {
         let midnight = TestTimerService.defaultWallClock
         let timers = TestTimerService(wallClock: midnight)
+        defer { timers.shutdown() }
         let calls = Recorder<Tick>()
         let daily = EveryWallClockInterval(interval: 86_400 * 1_000_000_000, offset: 3 * 3600 * 1_000_000_000)
         try timers.scheduleRepeating(on: daily) { calls.append($0) }

@@ -15,8 +15,8 @@ final class EngineClocks: @unchecked Sendable {
 
     let wall: ClockTimerFD
     let continuous: ClockTimerFD
-    let wallEvent = LibeventEvent.allocate()
-    let continuousEvent = LibeventEvent.allocate()
+    let wallEvent: LibeventEvent
+    let continuousEvent: LibeventEvent
     /// The core's `boundVersion` the timerfds were last armed for; `nil`: arm at the next pass.
     private var armedVersion: UInt64?
     /// The deadlines each timerfd is armed at (`nil`: the far future); a re-arm to the same
@@ -31,6 +31,9 @@ final class EngineClocks: @unchecked Sendable {
     init() throws(PreciseTimerError) {
         self.wall = try ClockTimerFD(.wall)
         self.continuous = try ClockTimerFD(.continuous)
+        // After the last step that can throw: nothing here frees them (the engine does).
+        self.wallEvent = LibeventEvent.allocate()
+        self.continuousEvent = LibeventEvent.allocate()
     }
 
     /// Both read events, for the engine to delete and free with its own.

@@ -19,8 +19,10 @@ final class LibeventEngine: @unchecked Sendable {
     // loop thread, which deletes and frees the events in `detach()`. `lifecycle` is guarded by
     // its semaphore.
     let base: LibeventBase
-    let alarm = LibeventEvent.allocate()
-    let doorbell = LibeventEvent.allocate()
+    // Allocated once every step that can throw before them has passed (a failed init frees
+    // what it allocated, and a struct of raw storage has no deinit to do it).
+    let alarm: LibeventEvent
+    let doorbell: LibeventEvent
     let clocks: EngineClocks
     let core: TimerCore
     let waker: EventFDWaker
@@ -53,9 +55,17 @@ final class LibeventEngine: @unchecked Sendable {
         self.spinMargin = configuration.spinMargin.timerNanoseconds ?? 0
         self.ownsBase = true
         self.lifecycle = SemaphoreGuarded(EngineLifecycle(ownsBase: true))
-        self.clocks = try EngineClocks()
         try LibeventBase.reserveDescriptors(like: waker.fd)
-        self.base = try LibeventBase.makePrecise()
+        let base = try LibeventBase.makePrecise()
+        do {
+            self.clocks = try EngineClocks()
+        } catch {
+            base.free()
+            throw error
+        }
+        self.base = base
+        self.alarm = LibeventEvent.allocate()
+        self.doorbell = LibeventEvent.allocate()
         do {
             try self.addEvents()
             try self.startLoopThread(configuration)
@@ -84,6 +94,8 @@ final class LibeventEngine: @unchecked Sendable {
         self.ownsBase = false
         self.lifecycle = SemaphoreGuarded(EngineLifecycle(ownsBase: false))
         self.clocks = try EngineClocks()
+        self.alarm = LibeventEvent.allocate()
+        self.doorbell = LibeventEvent.allocate()
         do {
             try self.addEvents()
         } catch {
