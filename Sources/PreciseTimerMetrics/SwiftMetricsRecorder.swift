@@ -20,6 +20,7 @@ import PreciseTimer
 /// | `precise_timer_cancelled_total` | `Counter` | Timers cancelled (`cancel`, `cancelAll`, tokens, tick sequences) |
 /// | `precise_timer_missed_ticks_total` | `Counter` | Periods skipped (the sum of ``Tick/missed``) |
 /// | `precise_timer_pending` | `Meter` | Timers scheduled and not yet ended (paused ones included) |
+/// | `precise_timer_wakeups_total` | `Counter` | Loop passes that ran timers (tolerant timers share them) |
 /// | `precise_timer_lateness_seconds` | `CoreMetrics.Timer` | Each call's ``Tick/lateness`` |
 ///
 /// The lateness timer records nanoseconds, as every swift-metrics `Timer` does, and prefers
@@ -46,6 +47,8 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         public let missedTicks: String
         /// `<prefix>_pending`.
         public let pending: String
+        /// `<prefix>_wakeups_total`.
+        public let wakeUps: String
         /// `<prefix>_lateness_seconds`.
         public let lateness: String
 
@@ -58,6 +61,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
             self.cancelled = prefix + "_cancelled_total"
             self.missedTicks = prefix + "_missed_ticks_total"
             self.pending = prefix + "_pending"
+            self.wakeUps = prefix + "_wakeups_total"
             self.lateness = prefix + "_lateness_seconds"
         }
     }
@@ -70,6 +74,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
     private let cancelled: Counter
     private let missedTicks: Counter
     private let pending: Meter
+    private let wakeUps: Counter
     private let lateness: CoreMetrics.Timer
 
     /// Creates the metrics, once, on `factory`.
@@ -91,6 +96,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         self.cancelled = Counter(label: labels.cancelled, dimensions: dimensions, factory: factory)
         self.missedTicks = Counter(label: labels.missedTicks, dimensions: dimensions, factory: factory)
         self.pending = Meter(label: labels.pending, dimensions: dimensions, factory: factory)
+        self.wakeUps = Counter(label: labels.wakeUps, dimensions: dimensions, factory: factory)
         self.lateness = CoreMetrics.Timer(
             label: labels.lateness, dimensions: dimensions, preferredDisplayUnit: .microseconds, factory: factory)
     }
@@ -103,6 +109,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         self.cancelled.destroy()
         self.missedTicks.destroy()
         self.pending.destroy()
+        self.wakeUps.destroy()
         self.lateness.destroy()
     }
 
@@ -141,6 +148,11 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
     /// - Parameter count: How many timers ended.
     public func timersEnded(_ count: Int) {
         self.pending.decrement(by: Double(count))
+    }
+
+    /// Counts a wake-up of the loop. See ``TimerMetricsRecorder/loopWokeUp()``.
+    public func loopWokeUp() {
+        self.wakeUps.increment()
     }
 
     /// A schedule the registry refused after ``timerScheduled()`` (a duplicate ID, or a shutdown

@@ -147,8 +147,15 @@ public final class TestTimerService: TimerCoreService {
         self.core.earliestDeadline
     }
 
-    /// How often the service would have woken a real loop (a new earliest deadline).
+    /// How often the service would have rung a real loop's doorbell (a new earliest deadline
+    /// scheduled from outside the loop).
     public var wakeUps: Int { self.clock.wakes }
+
+    /// How often a real loop would have woken to run timers: the instants ``advance(by:)`` and
+    /// its relatives stopped at to run what was due there. Timers with a tolerance
+    /// (``TimerOptions/tolerance``) whose deadlines fall in one cell of their grid share one,
+    /// so coalescing can be tested exactly.
+    public var loopWakeUps: Int { self.core.wakeUps }
 
     /// Moves the clock without firing anything, as if the loop were blocked (or, from a handler,
     /// as if the handler ran that long); the next `advance` catches up. Never moves back.

@@ -49,7 +49,8 @@ struct SwiftMetricsRecorderTests {
         #expect(recorder.labels.missedTicks == "sessions_timer_missed_ticks_total")
         #expect(recorder.labels.pending == "sessions_timer_pending")
         #expect(recorder.labels.lateness == "sessions_timer_lateness_seconds")
-        #expect(readings.metrics.counters.count == 4)
+        #expect(recorder.labels.wakeUps == "sessions_timer_wakeups_total")
+        #expect(readings.metrics.counters.count == 5)
         #expect(readings.metrics.meters.count == 1)
         #expect(readings.metrics.timers.count == 1)
         let lateness = try readings.metrics.expectTimer(recorder.labels.lateness, [("lane", "bulk")])
@@ -78,6 +79,7 @@ struct SwiftMetricsRecorderTests {
         try service.advance(by: .milliseconds(10))
         #expect(try readings.fired == 7)
         #expect(try readings.pending == 0)
+        #expect(try readings.counter(readings.labels.wakeUps) == 7, "seven deadlines, seven wake-ups")
         #expect(try readings.lateness == Array(repeating: 0, count: 7))
 
         // A 10 ms ticker: on time once, then the loop stalls 35 ms: one call, 2 periods missed, 5 ms late.

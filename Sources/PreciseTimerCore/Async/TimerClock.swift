@@ -28,8 +28,9 @@
 ///   which withdraws the sleep's timer just as a shutdown does. A sleep never hangs.
 /// - Whatever the interleaving of fire, cancellation and shutdown, the caller is resumed exactly
 ///   once and nothing stays scheduled afterwards.
-/// - `tolerance` is ignored: a sleep is always as precise as the service can make it (standard
-///   clocks coalesce wake-ups when `tolerance` is `nil`; this one never does).
+/// - `tolerance` is honoured as ``TimerOptions/tolerance``: the sleep may end up to that late,
+///   never early, sharing a wake-up with other tolerant timers. `nil` is precise (standard clocks
+///   coalesce wake-ups when `tolerance` is `nil`; this one never does).
 public struct TimerClock: Clock, Sendable {
     /// The clock's instant: nanoseconds on `CLOCK_MONOTONIC` (or the test service's virtual time).
     public typealias Instant = MonotonicInstant
@@ -55,7 +56,8 @@ public struct TimerClock: Clock, Sendable {
     /// - Parameters:
     ///   - deadline: When to resume. Not in the future: returns at once (after a cancellation
     ///     check), unless it is more than ``TimerService/maximumDuration`` in the past.
-    ///   - tolerance: Ignored: the wake-up is never deliberately delayed.
+    ///   - tolerance: How late the sleep may end (see ``TimerOptions/tolerance``); `nil` or
+    ///     `.zero`: at the deadline. Negative: ``PreciseTimerError/Code/invalidDelay``.
     /// - Throws: `CancellationError` as soon as the task is cancelled (the timer is cancelled
     ///   then); ``PreciseTimerError`` with ``PreciseTimerError/Code/shutDown`` when the service is
     ///   or gets shut down (or ``TimerService/cancelAll()`` withdraws the timer), and with
@@ -71,7 +73,7 @@ public struct TimerClock: Clock, Sendable {
         let sleeper = Sleeper(service: self.service)
         try await withTaskCancellationHandler {
             try await Sleeper.withContinuation { continuation in
-                sleeper.start(continuation, deadline: deadline)
+                sleeper.start(continuation, deadline: deadline, tolerance: tolerance ?? .zero)
             }
         } onCancel: {
             sleeper.cancel()
@@ -131,7 +133,7 @@ final class Sleeper: Sendable {
 
     /// Registers the continuation, then schedules the one-shot (outside the lock: a handler on
     /// another thread may fire before `schedule` returns, and finds the continuation there).
-    func start(_ continuation: Continuation, deadline: MonotonicInstant) {
+    func start(_ continuation: Continuation, deadline: MonotonicInstant, tolerance: Duration) {
         let proceed = self.state.withLock { state -> Bool in
             guard case .idle = state.phase else { return false }  // cancelled already
             state.phase = .waiting(continuation)
@@ -148,7 +150,8 @@ final class Sleeper: Sendable {
             do {
                 // The handle is this sleep's timer, whatever happened to it since: cancelling it
                 // never reaches another timer.
-                let timer = try self.service.scheduleTimer(.at(deadline), id: nil, options: TimerOptions()) { _ in
+                let options = TimerOptions(tolerance: tolerance)
+                let timer = try self.service.scheduleTimer(.at(deadline), id: nil, options: options) { _ in
                     link.sleeper.finish(with: .success(()))
                 }
                 let ended = self.state.withLock { state -> Bool in

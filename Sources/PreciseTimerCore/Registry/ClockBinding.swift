@@ -68,7 +68,8 @@ package final class ClockBinding: @unchecked Sendable {
                 }
                 return best.value
             }
-            self.init(monotonic: monotonic, continuous: bracketed(driver.continuousNow), wall: bracketed(driver.wallClockNow))
+            self.init(
+                monotonic: monotonic, continuous: bracketed(driver.continuousNow), wall: bracketed(driver.wallClockNow))
         }
     }
 

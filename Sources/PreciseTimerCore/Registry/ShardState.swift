@@ -142,7 +142,7 @@ package struct ShardState {
     mutating func push(_ node: TimerNode) -> Bool {
         node.state = .pending
         self.heap.insert(node)
-        let head = Head(deadline: node.deadline, sequence: node.sequence)
+        let head = Head(deadline: node.fireAt, sequence: node.sequence)
         guard head < self.loopLooksAt else { return false }
         self.loopLooksAt = head
         return true

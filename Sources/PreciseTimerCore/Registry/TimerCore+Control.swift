@@ -132,7 +132,9 @@ extension TimerCore {
         let now = self.doorbell.now()
         let deadline = try TimerRequest.deadline(now: now, after: try delay.validatedDelay(for: id), id: id)
         // Built outside the lock, used or not: an unused node's handler is released out here.
-        let node = TimerNode(id: id, deadline: deadline, interval: 0, options: options, handler: handler)
+        let tolerance = try Self.validatedTolerance(options, id: id)
+        let node = TimerNode(
+            id: id, deadline: deadline, interval: 0, options: options, tolerance: tolerance, handler: handler)
         node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
         node.name(id)
         let shard = self.shard(for: node.hash)

@@ -13,6 +13,8 @@ extension TimerCore {
     /// - Parameter limit: Run no timer whose deadline is after it (see ``ShardState/next(now:notAfter:)``).
     package func runDue(notAfter limit: Int64 = .max) -> Outcome {
         self.sleepsUntil.store(.min, ordering: .sequentiallyConsistent)  // Running: pushes need not ring.
+        var woke = false
+        defer { if woke { self.wokeUp() } }
         for _ in 0..<Self.batchLimit {
             self.refreshDirtyHeads()
             let (index, head) = self.heads.earliest()
@@ -35,6 +37,7 @@ extension TimerCore {
             }
             self.heads[index] = newHead
             guard case .fire(let fire) = next else { continue }  // The head had gone stale.
+            woke = true
             // The next timer's node starts loading while this one runs (a storm's nodes are cold).
             self.doorbell.prefetch(address: self.heads.earliest().head.address)
             if let queue = fire.node.queue {
@@ -98,7 +101,7 @@ extension TimerCore {
         let shard = self.shard(for: fire.node.hash)
         let (wake, ended, head, deadline) = self.shards[shard].withLock { registry in
             let (wake, ended) = registry.complete(fire, firedAt: firedAt, now: now)
-            return (wake, ended, onLoop && wake ? registry.peek() : nil, fire.node.deadline)
+            return (wake, ended, onLoop && wake ? registry.peek() : nil, fire.node.fireAt)
         }
         withExtendedLifetime(ended) {}
         if ended != nil { self.instruments.ended(1) }

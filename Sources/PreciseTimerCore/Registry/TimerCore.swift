@@ -55,6 +55,7 @@ package final class TimerCore: Sendable {
     package let inFlight = InFlightCalls()
     /// Fires once the core closes.
     package let closeNotice = CloseNotice()
+    private let wakeUpCount = Atomic<Int>(0)
     let boundChanges: BoundChanges
     /// The ``ProcessGeneration`` of the process that created the core (see ``isInherited``).
     let processGeneration = ProcessGeneration.current()
@@ -134,11 +135,12 @@ package final class TimerCore: Sendable {
             if id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
             if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
         }
+        let tolerance = try Self.validatedTolerance(options, id: id)
         let request = try trigger.request(now: self.doorbell.now(), clock: options.clock, driver: self.doorbell, id: id)
         // Built outside the lock: if the registry refuses it, its handler is released out here.
         let node = TimerNode(
             id: id ?? "", deadline: request.deadline, interval: request.interval, options: options,
-            clock: request.clock, handler: handler)
+            clock: request.clock, tolerance: tolerance, handler: handler)
         let number = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
         node.sequence = number
         // A generated name is unique by construction: its number is this timer's generation, and
@@ -158,10 +160,30 @@ package final class TimerCore: Sendable {
         // its timerfd on that clock at the end of the loop's pass (a daily timer must not wait
         // for some other timer to bring the loop round).
         if wake || request.clock != nil {
-            self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : request.deadline)
+            self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : node.fireAt)
         }
         return TimerHandle(id: node.id, generation: number)
     }
+
+    /// The options' tolerance in nanoseconds: 0 to ``TimerService/maximumDuration``.
+    static func validatedTolerance(_ options: TimerOptions, id: TimerID?) throws(PreciseTimerError) -> Int64 {
+        guard options.tolerance != .zero else { return 0 }
+        guard let nanoseconds = options.tolerance.timerNanoseconds else {
+            throw PreciseTimerError(.invalidDelay, id: id, value: "tolerance \(options.tolerance)")
+        }
+        return nanoseconds
+    }
+
+    /// A pass of the loop ran timers: one wake-up (``wakeUps``, and the metric).
+    func wokeUp() {
+        self.wakeUpCount.add(1, ordering: .relaxed)
+        self.instruments.wokeUp()
+    }
+
+    /// The loop's wake-ups so far: passes of ``runDue(notAfter:)`` that ran at least one timer
+    /// (a batch cut at ``batchLimit`` counts once per pass). Tolerant timers due in one cell of
+    /// their grid share one.
+    package var wakeUps: Int { self.wakeUpCount.load(ordering: .relaxed) }
 
     // MARK: Closing
 

@@ -48,7 +48,7 @@ package struct TimerHeap {
 
     /// Adds `node` at its current deadline and sequence.
     package mutating func insert(_ node: TimerNode) {
-        self.entries.append(Entry(deadline: node.deadline, sequence: node.sequence, node: .passUnretained(node)))
+        self.entries.append(Entry(deadline: node.fireAt, sequence: node.sequence, node: .passUnretained(node)))
         self.siftUp(from: self.entries.count - 1)
     }
 

@@ -64,15 +64,19 @@ package final class TimerNode: @unchecked Sendable {
     /// For a timer on the continuous or the wall clock: what ties `deadline` (then an estimate
     /// on the monotonic clock) to its own clock; `nil` for the monotonic clock.
     package let clock: ClockBinding?
+    /// The coalescing grid's step minus one (a power of two minus one), from the options'
+    /// tolerance; 0 for a timer that fires at its deadline (see ``fireAt``).
+    package let coalescing: Int64
 
     package init(
         id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions, clock: ClockBinding? = nil,
-        handler: @escaping @Sendable (Tick) -> Void
+        tolerance: Int64 = 0, handler: @escaping @Sendable (Tick) -> Void
     ) {
         self.id = id
         self.deadline = deadline
         self.interval = interval
         self.clock = clock
+        self.coalescing = Coalescing.mask(tolerance: interval > 0 ? min(tolerance, interval / 2) : tolerance)
         self.policy = options.missedTicks
         switch options.executor {
         case .loop: self.queue = nil
@@ -80,6 +84,12 @@ package final class TimerNode: @unchecked Sendable {
         }
         self.handler = handler
     }
+
+    /// When the loop fires the timer: its deadline, or for a tolerant timer the first point of
+    /// its coalescing grid at or after it (never before the deadline, less than its tolerance
+    /// after). The heap orders timers by this; ``deadline`` stays what the call answers.
+    @inline(__always)
+    package var fireAt: Int64 { Coalescing.fireAt(self.deadline, mask: self.coalescing) }
 
     /// Whether the timer fires more than once: an interval, or a wall-clock schedule.
     @inline(__always)

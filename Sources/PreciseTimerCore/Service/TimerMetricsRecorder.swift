@@ -39,6 +39,10 @@ public protocol TimerMetricsRecorder: AnyObject, Sendable {
     /// reports it as ``timersEnded(_:)`` with a count of 1.
     func timerScheduleRefused()
 
+    /// The loop woke and ran timers (one pass, however many it ran): what tolerance saves
+    /// (``TimerOptions/tolerance``). The default implementation records nothing.
+    func loopWokeUp()
+
     /// A handler call is about to begin (on the loop thread, or on the timer's queue after the
     /// hop).
     ///
@@ -65,6 +69,9 @@ public protocol TimerMetricsRecorder: AnyObject, Sendable {
 }
 
 extension TimerMetricsRecorder {
+    /// Records nothing: recorders written before wake-ups were counted keep compiling.
+    public func loopWokeUp() {}
+
     /// Reports a refused schedule as one ended timer, which keeps the pending count exact.
     public func timerScheduleRefused() {
         self.timersEnded(1)

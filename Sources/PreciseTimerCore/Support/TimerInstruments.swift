@@ -57,6 +57,12 @@ package final class TimerInstruments: Sendable {
         self.metrics?.timerScheduleRefused()
     }
 
+    /// The loop woke and ran timers.
+    @inline(__always)
+    package func wokeUp() {
+        self.metrics?.loopWokeUp()
+    }
+
     /// `count` timers were cancelled (none when `count` is 0).
     @inline(__always)
     package func cancelled(_ count: Int) {

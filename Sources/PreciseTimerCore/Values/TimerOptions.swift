@@ -21,16 +21,31 @@ public struct TimerOptions: Sendable {
     public var missedTicks: MissedTickPolicy = .skip
     /// The clock an `after:` or `every:` timer counts on. Default ``ClockKind/suspending``.
     public var clock: ClockKind = .suspending
+    /// How late the timer may fire: never before its deadline, at most `tolerance` after it, so
+    /// that one wake-up serves several timers. `.zero` (the default) fires at the deadline, and
+    /// such a timer is never delayed by tolerant ones. A repeating timer keeps its grid
+    /// (tolerance moves a call, never the schedule), and its tolerance is capped at half its
+    /// interval, so no period is skipped for it. Negative or beyond
+    /// ``TimerService/maximumDuration``: ``PreciseTimerError/Code/invalidDelay``.
+    ///
+    /// Timers coalesce on a grid: a timer with tolerance `t` fires at the first multiple of the
+    /// largest power of two not above `t` (in nanoseconds) at or after its deadline, so timers of
+    /// one tolerance whose deadlines fall in one cell of that grid share a wake-up.
+    public var tolerance: Duration = .zero
 
     /// Creates options.
     /// - Parameters:
     ///   - executor: Where the handler runs.
     ///   - missedTicks: What a repeating timer does after a late fire.
     ///   - clock: The clock an `after:` or `every:` timer counts on.
-    public init(executor: TimerExecutor = .loop, missedTicks: MissedTickPolicy = .skip, clock: ClockKind = .suspending)
-    {
+    ///   - tolerance: How late the timer may fire (see ``tolerance``).
+    public init(
+        executor: TimerExecutor = .loop, missedTicks: MissedTickPolicy = .skip, clock: ClockKind = .suspending,
+        tolerance: Duration = .zero
+    ) {
         self.executor = executor
         self.missedTicks = missedTicks
         self.clock = clock
+        self.tolerance = tolerance
     }
 }
