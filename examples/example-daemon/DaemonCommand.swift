@@ -33,14 +33,21 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: "Idle time after which a session expires. (default: 5s)", transform: parseDuration)
     var expiry: Duration = .seconds(5)
 
+    @Option(
+        help:
+            "How late a session expiry may fire, so that expiries share wake-ups (0: each at its deadline). (default: 0)",
+        transform: parseDuration)
+    var expiryTolerance: Duration = .zero
+
     @Option(help: "The heartbeat's period. (default: 10ms)", transform: parseDuration)
     var heartbeat: Duration = .milliseconds(10)
 
     @Option(help: "Time between stats lines. (default: 1s)", transform: parseDuration)
     var statsInterval: Duration = .seconds(1)
 
-    @Option(help: "Stop by itself after this long, as if sent SIGTERM. (default: run until signalled)",
-            transform: parseDuration)
+    @Option(
+        help: "Stop by itself after this long, as if sent SIGTERM. (default: run until signalled)",
+        transform: parseDuration)
     var duration: Duration?
 
     @Flag(help: "Run the heartbeat on the sessions' service instead of a lane of its own.")
@@ -52,6 +59,7 @@ struct DaemonCommand: AsyncParsableCommand {
     func validate() throws {
         guard self.sessions > 0 else { throw ValidationError("--sessions must be at least 1") }
         guard self.touchRate >= 0 else { throw ValidationError("--touch-rate cannot be negative") }
+        guard self.expiryTolerance >= .zero else { throw ValidationError("--expiry-tolerance cannot be negative") }
         guard self.expiry > .zero, self.heartbeat > .zero, self.statsInterval > .zero else {
             throw ValidationError("--expiry, --heartbeat and --stats-interval must be greater than zero")
         }
@@ -74,15 +82,20 @@ struct DaemonCommand: AsyncParsableCommand {
         // for all of them.
         // Each lane logs through the daemon's handler (start and stop at debug, a stalled
         // handler as a warning, engine failures as errors), under a label of its own.
+        // Its wake-ups are counted through the metrics hook, for the stats lines.
+        let sessionWakeUps = WakeUpCounter()
         let sessionsLane = try PreciseTimer(
-            configuration: .init(threadName: "sessions", logger: Logger(label: "example-daemon.timers.sessions")))
+            configuration: .init(
+                threadName: "sessions", logger: Logger(label: "example-daemon.timers.sessions"),
+                metrics: sessionWakeUps))
         let heartbeatLane =
             self.singleLane
             ? sessionsLane
             : try PreciseTimer(
                 configuration: .init(threadName: "heartbeat", logger: Logger(label: "example-daemon.timers.heartbeat")))
 
-        let store = SessionStore(count: self.sessions, expiry: self.expiry, lane: sessionsLane)
+        let store = SessionStore(
+            count: self.sessions, expiry: self.expiry, tolerance: self.expiryTolerance, lane: sessionsLane)
         let heartbeat = Heartbeat(interval: self.heartbeat)
         let openStarted = ContinuousClock.now
         try store.open()
@@ -91,14 +104,16 @@ struct DaemonCommand: AsyncParsableCommand {
             "started",
             metadata: [
                 "sessions": "\(self.sessions)", "touch-rate": "\(self.touchRate)/s",
-                "expiry": "\(Format.short(self.expiry))", "heartbeat": "\(Format.short(self.heartbeat))",
+                "expiry": "\(Format.short(self.expiry))", "expiry-tolerance": "\(Format.short(self.expiryTolerance))",
+                "heartbeat": "\(Format.short(self.heartbeat))",
                 "lanes": "\(self.singleLane ? "single" : "sessions+heartbeat")",
                 "open": "\(Format.short(ContinuousClock.now - openStarted))",
             ])
 
         let sessionService = SessionService(
             store: store, heartbeat: heartbeat, touchRate: self.touchRate, statsInterval: self.statsInterval,
-            runLength: self.duration, lanes: self.singleLane ? "shared" : "own lane", logger: logger)
+            runLength: self.duration, lanes: self.singleLane ? "shared" : "own lane", sessionWakeUps: sessionWakeUps,
+            logger: logger)
 
         // Timer services first: a ServiceGroup stops its services in reverse order, so the
         // sessions service stops (and prints its final line) while the timers still run, and the

@@ -17,6 +17,8 @@ struct SessionService: Service {
     /// Stop by itself after this long (the group then shuts down gracefully); `nil` for never.
     let runLength: Duration?
     let lanes: String
+    /// The sessions lane's loop wake-ups so far.
+    let sessionWakeUps: WakeUpCounter
     let logger: Logger
     /// The process's CPU time when the service was created.
     let cpuAtStart = CPUTime.now()
@@ -85,10 +87,12 @@ struct SessionService: Service {
 
     struct Previous {
         let expiries: Int
+        let wakeUps: Int
         let cpu: CPUTime
         let at: ContinuousClock.Instant
-        init(expiries: Int, cpu: CPUTime, at: ContinuousClock.Instant) {
+        init(expiries: Int, wakeUps: Int, cpu: CPUTime, at: ContinuousClock.Instant) {
             self.expiries = expiries
+            self.wakeUps = wakeUps
             self.cpu = cpu
             self.at = at
         }
@@ -113,9 +117,10 @@ struct SessionService: Service {
         let now = ContinuousClock.now
         let cpu = CPUTime.now()
         let expiries = self.store.expiryCount
-        let start = Previous(expiries: 0, cpu: self.cpuAtStart, at: now - elapsed)
+        let wakeUps = self.sessionWakeUps.wakeUps
+        let start = Previous(expiries: 0, wakeUps: 0, cpu: self.cpuAtStart, at: now - elapsed)
         let previous = self.previous.line.withLock { previous in
-            defer { previous = Previous(expiries: expiries, cpu: cpu, at: now) }
+            defer { previous = Previous(expiries: expiries, wakeUps: wakeUps, cpu: cpu, at: now) }
             return whole ? start : (previous ?? start)
         }
         let window = whole ? self.heartbeat.takeWhole() : self.heartbeat.take()
@@ -131,6 +136,7 @@ struct SessionService: Service {
                 + " max=\(Format.short(Format.percentile(1, of: window.latenessNanoseconds)))"
                 + " beats=\(beats) missed=\(window.missed)"
                 + " expiry-late-max=\(Format.short(whole ? self.store.worstExpiryLatenessSoFar : self.store.takeExpiryLateness()))"
+                + " sessions-wakeups=\(Format.fixed(wall > 0 ? Double(wakeUps - previous.wakeUps) / wall : 0, 0))/s"
                 + " cpu=\(Format.fixed(cpuPercent, 1))%")
     }
 }

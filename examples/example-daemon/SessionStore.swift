@@ -26,11 +26,16 @@ final class SessionStore: Sendable {
     /// The largest expiry lateness of the whole run, in nanoseconds.
     private let worstExpiryLateness = Atomic<Int64>(0)
 
-    init(count: Int, expiry: Duration, lane: PreciseTimer) {
+    /// The expiries' tolerance (``TimerOptions/tolerance``): they share wake-ups within it.
+    private let options: TimerOptions
+
+    init(count: Int, expiry: Duration, tolerance: Duration, lane: PreciseTimer) {
+        self.options = TimerOptions(tolerance: tolerance)
         self.count = count
         self.expiry = expiry
         self.lane = lane
-        self.expiryNanoseconds = expiry.components.seconds * 1_000_000_000 + expiry.components.attoseconds / 1_000_000_000
+        self.expiryNanoseconds =
+            expiry.components.seconds * 1_000_000_000 + expiry.components.attoseconds / 1_000_000_000
         self.ids = (0..<count).map { TimerID("session-\($0)") }
     }
 
@@ -44,7 +49,7 @@ final class SessionStore: Sendable {
 
     private func arm(_ index: Int, at deadline: MonotonicInstant) throws {
         // Weak: the lane owns the handler and the store owns the lane.
-        try self.lane.schedule(id: self.ids[index], at: deadline) { [weak self] tick in
+        try self.lane.schedule(id: self.ids[index], at: deadline, options: self.options) { [weak self] tick in
             self?.expired(index, tick)
         }
     }
@@ -52,7 +57,8 @@ final class SessionStore: Sendable {
     /// Runs on the lane's loop thread.
     private func expired(_ index: Int, _ tick: Tick) {
         self.expiries.add(1, ordering: .relaxed)
-        let lateness = Int64(tick.lateness.components.seconds) * 1_000_000_000
+        let lateness =
+            Int64(tick.lateness.components.seconds) * 1_000_000_000
             + tick.lateness.components.attoseconds / 1_000_000_000
         if lateness > self.maximumExpiryLateness.load(ordering: .relaxed) {
             self.maximumExpiryLateness.store(lateness, ordering: .relaxed)  // one writer: the loop thread
