@@ -1,3 +1,4 @@
+import CLimit
 extension BenchmarkRun {
     /// Schedule + cancel per timer at `plan.pending` pending: PreciseTimer, DispatchReferenceTimer and raw GCD in FIFO and
     /// random order from 1 and 2 threads, NIO at smaller counts; each in a fresh child process.
@@ -42,6 +43,7 @@ extension BenchmarkRun {
                     self.figures["\(key).cpu"] = cpu
                     self.figures["\(key).fill"] = result["fill"]
                 }
+                if threads == 1 { self.measureLimit(order, reference: reference) }
             }
         }
         if let fifo = precise[.fifo]?[1]?["wall"], let random = precise[.random]?[1]?["wall"] {
@@ -101,5 +103,26 @@ extension BenchmarkRun {
                 "\(threads) threads on \(Measure.cores) cores: CPU per pair ≤ 2× the 1-thread figure, \(order.rawValue): "
                     + "\(Format.whole(cpu)) ns vs \(Format.whole(oneCPU)) ns (\(Format.ratio(cpu / oneCPU)))")
         }
+    }
+
+    /// The limit row: the same schedule + cancel work in plain C (``climit_run``), from one
+    /// thread, in this process: what the machine allows, beside what the services cost.
+    private mutating func measureLimit(_ order: CancelOrder, reference: ProbeResult?) {
+        let label = "C limit: open addressing + 4-ary heap, \(order.rawValue), 1 thread"
+        Self.log("cost: \(label)")
+        var (wall, cpu, fill) = (0.0, 0.0, 0.0)
+        guard climit_run(Int64(self.plan.pending), Int64(self.plan.pairs), order == .random ? 1 : 0, &wall, &cpu, &fill) == 0
+        else {
+            self.report.skipped(label, reason: "out of memory, or a cancel missed")
+            return
+        }
+        self.report.row(
+            label, values: [Format.whole(wall), Format.whole(cpu), Format.whole(fill)],
+            ratios: [
+                Format.ratio(wall / (reference?["wall"] ?? .nan)), Format.ratio(cpu / (reference?["cpu"] ?? .nan)),
+            ],
+            note: "the machine's limit for this work: string keys, a lock, a malloc'd handler per timer")
+        self.figures["cost.climit.\(order).1.wall"] = wall
+        self.figures["cost.climit.\(order).1.cpu"] = cpu
     }
 }
