@@ -5,7 +5,13 @@
 /// any type can conform. Give it to ``TimerService/scheduleRepeating(id:on:options:_:)``.
 public protocol WallClockSchedule: Sendable {
     /// The first occurrence strictly after `instant`, or `nil` when there is none (the schedule
-    /// never fires again). Called on the service's thread at every fire, and on the calling
-    /// thread when the timer is scheduled: keep it fast and free of side effects.
+    /// never fires again). Called on the calling thread when the timer is scheduled, and on the
+    /// service's thread at every fire, *with a lock of the service's registry held*: keep it
+    /// fast, pure and free of side effects, and never call back into a timer service, block, or
+    /// take a lock that code calling the service may hold.
+    ///
+    /// - Important: This is the one piece of user code the service runs under its lock (a
+    ///   schedule's occurrences decide where the timer sits in the heap). `CalendarSchedule` is
+    ///   pure arithmetic on the instant.
     func next(after instant: WallClockInstant) -> WallClockInstant?
 }
