@@ -11,7 +11,7 @@ public protocol WallClockSchedule: Sendable {
     /// take a lock that code calling the service may hold.
     ///
     /// - Important: This is the one piece of user code the service runs under its lock (a
-    ///   schedule's occurrences decide where the timer sits in the heap). `CalendarSchedule` is
-    ///   pure arithmetic on the instant.
+    ///   schedule's occurrences decide where the timer sits in the heap). A calendar schedule is
+    ///   pure arithmetic on the instant, and should stay so.
     func next(after instant: WallClockInstant) -> WallClockInstant?
 }
