@@ -68,7 +68,10 @@ struct CallerBaseTests {
             },
             tearDown: { _ in log.append("loop returned") })
 
-        #expect(await log.wait { $0.contains("ready") || $0.contains { $0.hasPrefix("init failed") } })
+        #expect(
+            await log.wait(timeout: .seconds(60)) {
+                $0.contains("ready") || $0.contains { $0.hasPrefix("init failed") }
+            })
         let (service, socketLoop, _) = shared.withLock { $0 }
         let timers = try #require(service)
         let loop = try #require(socketLoop)
@@ -79,7 +82,7 @@ struct CallerBaseTests {
             loop.write(Self.byte("x"))
         }
 
-        #expect(await log.wait { $0.contains("loop returned") })
+        #expect(await log.wait(timeout: .seconds(60)) { $0.contains("loop returned") })
         #expect(
             log.values == [
                 "ready", "timer A", "io x", "timer B", "io y", "shutdown: true, back to baseline: true", "io z",
@@ -130,7 +133,7 @@ struct CallerBaseTests {
                 probes.values.allSatisfy { $0.isReleased } ? "shutdown returned" : "a handler outlived shutdown()")
             loop.write(Self.byte("q"))
         }
-        #expect(await log.wait { $0.contains("loop returned") })
+        #expect(await log.wait(timeout: .seconds(60)) { $0.contains("loop returned") })
         #expect(log.values == ["shutdown returned", "back to baseline: true", "loop returned"])
         let beatsAtShutdown = beats.count
         await pause(.milliseconds(20))
@@ -165,7 +168,7 @@ struct CallerBaseTests {
             },
             tearDown: { _ in log.append("loop returned") })
 
-        #expect(await log.wait { $0.contains("loop returned") })
+        #expect(await log.wait(timeout: .seconds(60)) { $0.contains("loop returned") })
         #expect(log.values == ["handler returned", "back to baseline: true", "loop returned"])
         shared.withLock { $0 = (nil, 0) }
     }
@@ -216,7 +219,7 @@ struct CallerBaseTests {
             }
             log.append("done")
         }
-        #expect(await log.wait { $0.contains("done") })
+        #expect(await log.wait(timeout: .seconds(60)) { $0.contains("done") })
         #expect(
             log.values == ["before: stayed true, then true, released: true", "after: true, released: true", "done"])
     }
@@ -240,7 +243,7 @@ struct CallerBaseTests {
             event_base_free(base)
             log.append("done")
         }
-        #expect(await log.wait { $0.contains("done") })
+        #expect(await log.wait(timeout: .seconds(60)) { $0.contains("done") })
         #expect(log.values == ["added: true", "released: true", "done"])
     }
 

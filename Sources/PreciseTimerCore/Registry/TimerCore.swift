@@ -147,6 +147,8 @@ package final class TimerCore: Sendable {
         // no explicit ID may take the generated form.
         node.name(id ?? TimerID(generatedNumber: number))
         let shard = self.shard(for: node.hash)
+        // Read while the node is still this thread's alone: once added, the loop owns it.
+        let fireAt = node.fireAt
         // Counted before it is visible: its fire or cancel may come on another thread at once.
         self.instruments.scheduled()
         let wake: Bool
@@ -160,7 +162,7 @@ package final class TimerCore: Sendable {
         // its timerfd on that clock at the end of the loop's pass (a daily timer must not wait
         // for some other timer to bring the loop round).
         if wake || request.clock != nil {
-            self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : node.fireAt)
+            self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : fireAt)
         }
         return TimerHandle(id: node.id, generation: number)
     }
