@@ -184,9 +184,12 @@ final class LibeventEngine: @unchecked Sendable {
     /// off the child's copy of the base and reads nothing (the eventfd and timerfds are shared
     /// with the parent: a read here would steal the parent's wake-ups).
     private func leaveInheritedBase() {
-        for event in [self.alarm, self.doorbell] + self.clocks.events {
-            event.delete()
-        }
+        // One by one, allocating nothing: a forked child of a multithreaded process may not get
+        // a lock (malloc's, the runtime's) that another thread of the parent held at the fork.
+        self.alarm.delete()
+        self.doorbell.delete()
+        self.clocks.wallEvent.delete()
+        self.clocks.continuousEvent.delete()
     }
 
     // MARK: Callbacks (loop thread)
