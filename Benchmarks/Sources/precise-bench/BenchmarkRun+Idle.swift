@@ -29,5 +29,18 @@ extension BenchmarkRun {
                 note: note)
             self.figures["idle.\(kind.rawValue).cpuPerSecond"] = cpu / Double(plan.idleSeconds)
         }
+        // A million timers a day away: pending timers cost no wake-up.
+        Self.log("idle: \(Format.count(plan.pending)) far timers pending, \(plan.idleSeconds) s")
+        if case .success(let result) = ProbeLauncher.run(.idleFar(count: plan.pending, seconds: plan.idleSeconds)) {
+            let perSecond = result["cpu"] / Double(plan.idleSeconds)
+            let note = self.report.check(
+                "≤ 0.1 %", perSecond <= 1_000_000,
+                "idle CPU with \(Format.count(plan.pending)) far timers pending ≤ 0.1 % of a core: "
+                    + "\(Format.micro(perSecond)) µs per second")
+            self.report.row(
+                "PreciseTimer, \(Format.count(plan.pending)) timers a day away",
+                values: [Format.micro(result["cpu"]), Format.micro(perSecond)], ratios: [], note: note)
+            self.figures["idle.preciseFar.cpuPerSecond"] = perSecond
+        }
     }
 }

@@ -33,6 +33,9 @@ extension Probe {
         case .idle(let kind, let seconds):
             let (figures, service) = try IdleBenchmark.run(kind, seconds: seconds)
             (result, keepAlive) = (ProbeResult(figures: figures), service)
+        case .idleFar(let count, let seconds):
+            let (figures, service) = try IdleBenchmark.runFar(count: count, seconds: seconds)
+            (result, keepAlive) = (ProbeResult(figures: figures), service)
         case .idleDaily(let seconds):
             let (figures, service) = try WallClockBenchmark.idleDaily(seconds: seconds)
             (result, keepAlive) = (ProbeResult(figures: figures), service)

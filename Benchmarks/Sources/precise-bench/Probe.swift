@@ -11,6 +11,9 @@ enum Probe: Sendable, Equatable {
     case idle(ServiceKind, seconds: Int)
     /// reschedule vs cancel + schedule, counts and worst single calls (``ControlBenchmark``).
     case control(ServiceKind, pending: Int, countAt: Int, ops: Int)
+    /// Process CPU while `count` timers a day away are pending on a `PreciseTimer`
+    /// (``IdleBenchmark/runFar(count:seconds:)``).
+    case idleFar(count: Int, seconds: Int)
     /// Process CPU while one daily wall-clock timer is pending on a `PreciseTimer`
     /// (``WallClockBenchmark/idleDaily(seconds:)``).
     case idleDaily(seconds: Int)
@@ -28,6 +31,7 @@ enum Probe: Sendable, Equatable {
         case .storm(let kind, let count): "storm:\(kind.rawValue):\(count)"
         case .idle(let kind, let seconds): "idle:\(kind.rawValue):\(seconds)"
         case .idleDaily(let seconds): "idleDaily:\(ServiceKind.precise.rawValue):\(seconds)"
+        case .idleFar(let count, let seconds): "idleFar:\(ServiceKind.precise.rawValue):\(count):\(seconds)"
         case .concurrent(let kind, let count, let milliseconds, let interval):
             "concurrent:\(kind.rawValue):\(count):\(milliseconds):\(interval)"
         }
@@ -58,6 +62,9 @@ enum Probe: Sendable, Equatable {
         case ("idle", 3):
             guard let seconds = numbers[0] else { throw bad }
             self = .idle(kind, seconds: seconds)
+        case ("idleFar", 4):
+            guard let count = numbers[0], let seconds = numbers[1] else { throw bad }
+            self = .idleFar(count: count, seconds: seconds)
         case ("idleDaily", 3):
             guard let seconds = numbers[0] else { throw bad }
             self = .idleDaily(seconds: seconds)
