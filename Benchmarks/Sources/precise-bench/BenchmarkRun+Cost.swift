@@ -111,7 +111,9 @@ extension BenchmarkRun {
         let label = "C limit: open addressing + 4-ary heap, \(order.rawValue), 1 thread"
         Self.log("cost: \(label)")
         var (wall, cpu, fill) = (0.0, 0.0, 0.0)
-        guard climit_run(Int64(self.plan.pending), Int64(self.plan.pairs), order == .random ? 1 : 0, &wall, &cpu, &fill) == 0
+        guard
+            climit_run(Int64(self.plan.pending), Int64(self.plan.pairs), order == .random ? 1 : 0, &wall, &cpu, &fill)
+                == 0
         else {
             self.report.skipped(label, reason: "out of memory, or a cancel missed")
             return

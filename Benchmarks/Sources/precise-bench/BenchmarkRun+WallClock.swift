@@ -62,8 +62,11 @@ extension BenchmarkRun {
     private mutating func measureIdleDaily() {
         let plan = self.plan
         Self.log("wallclock: idle with a daily timer, \(plan.idleSeconds) s")
-        let results = ProbeLauncher.run([.idle(.none, seconds: plan.idleSeconds), .idleDaily(seconds: plan.idleSeconds)])
-        self.report.section("Idle, one daily wall-clock timer, \(plan.idleSeconds) s", values: ["CPU µs", "µs/s"], ratios: [])
+        let results = ProbeLauncher.run([
+            .idle(.none, seconds: plan.idleSeconds), .idleDaily(seconds: plan.idleSeconds),
+        ])
+        self.report.section(
+            "Idle, one daily wall-clock timer, \(plan.idleSeconds) s", values: ["CPU µs", "µs/s"], ratios: [])
         for (label, outcome) in zip(["no timer (process baseline)", "PreciseTimer, daily wall-clock timer"], results) {
             guard case .success(let result) = outcome else {
                 if case .failure(let skip) = outcome { self.report.skipped(label, reason: skip.reason) }
@@ -75,7 +78,8 @@ extension BenchmarkRun {
             if label.hasPrefix("PreciseTimer") {
                 note = self.report.check(
                     "~0", perSecond <= 1_000_000,
-                    "idle CPU with a daily wall-clock timer ≤ 0.1 % of a core: \(Format.micro(perSecond)) µs per second")
+                    "idle CPU with a daily wall-clock timer ≤ 0.1 % of a core: \(Format.micro(perSecond)) µs per second"
+                )
                 self.figures["wallclock.idleDaily.cpuPerSecond"] = perSecond
             }
             self.report.row(label, values: [Format.micro(cpu), Format.micro(perSecond)], ratios: [], note: note)

@@ -74,6 +74,23 @@ extension Contestant {
     private static func service(
         _ interval: Int64, _ ticks: Int, _ make: () throws -> any TimerService
     ) -> Result<LatenessRun, BenchmarkSkip> {
+        Self.serviceRound(interval, ticks, make, clock: { Measure.now() }, firstAfter: { $0 + interval }) {
+            timers, first, handler in
+            try timers.scheduleRepeating(
+                id: "lateness", every: .nanoseconds(interval), startingAt: MonotonicInstant(nanoseconds: first),
+                handler)
+        }
+    }
+
+    /// One round of a repeating timer of `make`'s service on the grid `first + k·interval` of
+    /// `clock`, with `first` chosen from the clock's reading at the start: every call's lateness
+    /// is a fresh read of `clock` minus the grid point it answers (k counting called and skipped
+    /// periods), never the deadline the service reports.
+    static func serviceRound(
+        _ interval: Int64, _ ticks: Int, _ make: () throws -> any TimerService,
+        clock: @escaping @Sendable () -> Int64, firstAfter: (Int64) -> Int64,
+        schedule: (any TimerService, Int64, @escaping @Sendable (Tick) -> Void) throws -> Void
+    ) -> Result<LatenessRun, BenchmarkSkip> {
         let timers: any TimerService
         do {
             timers = try make()
@@ -83,13 +100,11 @@ extension Contestant {
         defer { timers.shutdown() }
         let recorder = LatencyRecorder(target: ticks)
         let cpuBefore = Measure.processCPU()
-        let start = Measure.now()
-        let first = start + interval
+        let start = clock()
+        let first = firstAfter(start)
         do {
-            try timers.scheduleRepeating(
-                id: "lateness", every: .nanoseconds(interval), startingAt: MonotonicInstant(nanoseconds: first)
-            ) { tick in
-                if recorder.record(firedAt: Measure.now(), missed: tick.missed, first: first, interval: interval) {
+            try schedule(timers, first) { tick in
+                if recorder.record(firedAt: clock(), missed: tick.missed, first: first, interval: interval) {
                     timers.cancel(tick)
                 }
             }
@@ -99,7 +114,7 @@ extension Contestant {
         guard recorder.waitUntilDone(timeoutSeconds: Self.timeout(interval, ticks)) else {
             return .failure(BenchmarkSkip(reason: "timed out"))
         }
-        var run = recorder.run(start: start, interval: interval)
+        var run = recorder.run(start: first - interval, interval: interval)
         run.cpu = Measure.processCPU() - cpuBefore
         return .success(run)
     }
@@ -144,7 +159,8 @@ extension Contestant {
                 let deadline = start.advanced(by: .nanoseconds(k * interval))
                 do { try await clock.sleep(until: deadline, tolerance: .zero) } catch { return }
                 let lateness = deadline.duration(to: clock.now)
-                let nanoseconds = lateness.components.seconds * 1_000_000_000 + lateness.components.attoseconds / 1_000_000_000
+                let nanoseconds =
+                    lateness.components.seconds * 1_000_000_000 + lateness.components.attoseconds / 1_000_000_000
                 if recorder.record(lateness: nanoseconds, firedAt: Measure.now()) { return }
                 k += 1
             }

@@ -21,38 +21,18 @@ enum WallClockBenchmark {
         return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
-    /// One round of a wall-clock schedule every `interval` on `timers`: lateness is a fresh
-    /// `CLOCK_REALTIME` read as the handler starts minus the occurrence the call answers, on the
-    /// grid `first + k·interval` (k counting called and skipped occurrences).
+    /// One round of a wall-clock schedule every `interval` of `make`'s service: lateness is a
+    /// fresh `CLOCK_REALTIME` read as the handler starts minus the occurrence the call answers.
     static func lateness(
         _ interval: Int64, _ ticks: Int, _ make: () throws -> any TimerService
     ) -> Result<LatenessRun, BenchmarkSkip> {
-        let timers: any TimerService
-        do {
-            timers = try make()
-        } catch {
-            return .failure(BenchmarkSkip(reason: "\(error)"))
-        }
-        defer { timers.shutdown() }
-        let recorder = LatencyRecorder(target: ticks)
-        let cpuBefore = Measure.processCPU()
         let grid = Grid(interval: interval)
-        let first = grid.next(after: WallClockInstant(nanosecondsSinceEpoch: Self.wallNow()))!.nanosecondsSinceEpoch
-        do {
-            try timers.scheduleRepeating(id: "wall", on: grid) { tick in
-                if recorder.record(firedAt: Self.wallNow(), missed: tick.missed, first: first, interval: interval) {
-                    timers.cancel(tick)
-                }
-            }
-        } catch {
-            return .failure(BenchmarkSkip(reason: "\(error)"))
+        return Contestant.serviceRound(
+            interval, ticks, make, clock: { Self.wallNow() },
+            firstAfter: { grid.next(after: WallClockInstant(nanosecondsSinceEpoch: $0))!.nanosecondsSinceEpoch }
+        ) { timers, _, handler in
+            try timers.scheduleRepeating(id: "wall", on: grid, handler)
         }
-        guard recorder.waitUntilDone(timeoutSeconds: Double(interval) * Double(ticks) * 4 / 1e9 + 10) else {
-            return .failure(BenchmarkSkip(reason: "timed out"))
-        }
-        var run = recorder.run(start: first - interval, interval: interval)
-        run.cpu = Measure.processCPU() - cpuBefore
-        return .success(run)
     }
 
     /// Process CPU over `seconds` with one daily wall-clock timer pending on a `PreciseTimer`
