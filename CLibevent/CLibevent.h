@@ -1,6 +1,9 @@
 #ifndef CLIBEVENT_H
 #define CLIBEVENT_H
 
+// The engine's C module (libevent 2.1, `libevent-dev`): headers, and shims for what Swift cannot
+// call. Only `Sources/PreciseTimer/Internals` imports it; `PreciseTimerCore` imports no C module.
+
 // libc first: Debian's event-config.h defines _GNU_SOURCE, which breaks the Glibc module
 // when it is seen before the C library's own headers.
 #include <errno.h>
@@ -23,7 +26,10 @@ extern int pthread_setname_np(pthread_t thread, const char *_Nonnull name);
 extern int pthread_attr_setaffinity_np(pthread_attr_t *_Nonnull attr, size_t cpusetsize,
                                        const cpu_set_t *_Nonnull cpuset);
 
-// Flags and macros only: everything else is called directly from Swift.
+// What Swift cannot reach by itself, and nothing more: libevent's flag constants and its
+// function-like macros (`evtimer_assign`, `evtimer_add`), the variadic `prctl`, the
+// `__builtin_prefetch` builtin, and the two glibc GNU prototypes above. Every other libevent and
+// libc function is called directly from Swift, through the engine's one wall (`Libevent.swift`).
 
 static inline int CLibevent_EV_READ(void) { return EV_READ; }
 static inline int CLibevent_EV_PERSIST(void) { return EV_PERSIST; }
