@@ -22,7 +22,7 @@ let package = Package(
     targets: [
         // The kernel floor: plain C loops on clock_nanosleep and timerfd, nothing in between.
         .target(name: "CFloor"),
-        // The limit row: a service's schedule + cancel work in plain C (open addressing + 4-ary heap).
+        // The limit row of the cost section: PreciseTimer's schedule + cancel work in plain C.
         .target(name: "CLimit"),
         .executableTarget(
             name: "precise-bench",
@@ -43,7 +43,7 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets where target.type != .system && target.name != "CFloor" && target.name != "CLimit" {
+for target in package.targets where target.type != .system && !["CFloor", "CLimit"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

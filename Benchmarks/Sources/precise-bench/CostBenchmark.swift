@@ -1,3 +1,4 @@
+import CLimit
 import Dispatch
 import NIOCore
 import NIOPosix
@@ -49,6 +50,37 @@ enum CostBenchmark {
             "fill": Double(fill) / Double(perThread * threads),
         ]
     }
+
+    /// The limit row: ``run(_:pending:pairs:threads:order:)``'s work in plain C (`CLimit`), the
+    /// fill, the gathering of victims and the timed loop all in C, so no Swift runs in the loop.
+    ///
+    /// The victims are drawn here, with the same ``CancelOrder/victims(count:pending:seed:)`` and
+    /// seeds as for the services, so the C registry cancels the same slots in the same order. Like
+    /// the services' rows, one registry is shared by every thread, each thread cancelling in its
+    /// own slice of the pending timers.
+    /// - Returns: Figures `wall`, `cpu` and `fill` in nanoseconds per timer, as for the services.
+    static func runCLimit(pending: Int, pairs: Int, threads: Int, order: CancelOrder) throws -> [String: Double] {
+        let perThread = pending / threads
+        let pairsPerThread = pairs / threads
+        var victims: [Int32] = []
+        victims.reserveCapacity(pairsPerThread * threads)
+        for index in 0..<threads {
+            let slots = order.victims(count: pairsPerThread, pending: perThread, seed: 42 + UInt64(index))
+            victims += slots.map { Int32($0) }
+        }
+        var result = climit_result()
+        let status = victims.withUnsafeBufferPointer { buffer in
+            climit_run(
+                Self.cLimitShardBits, Int32(pending), Int32(pairsPerThread), Int32(threads), buffer.baseAddress!,
+                &result)
+        }
+        guard status == 0 else { throw BenchmarkSkip(reason: "a C schedule or cancel failed, or its check did") }
+        return ["wall": result.wall_per_pair, "cpu": result.cpu_per_pair, "fill": result.fill_per_timer]
+    }
+
+    /// 2^6 = 64 shards, as PreciseTimer's registry (`TimerCore.shardCount`): each call takes one
+    /// shard's mutex, and two threads meet on one once in 64 calls.
+    private static let cLimitShardBits: Int32 = 6
 
     /// Measures NIO's `scheduleTask` + `Scheduled.cancel()` from one thread off the loop.
     ///

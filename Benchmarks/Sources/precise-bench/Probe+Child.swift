@@ -12,6 +12,11 @@ extension Probe {
             if kind == .nio {
                 result = ProbeResult(figures: try CostBenchmark.runNIO(pending: pending, pairs: pairs, order: order))
                 keepAlive = nil
+            } else if kind == .climit {
+                result = ProbeResult(
+                    figures: try CostBenchmark.runCLimit(pending: pending, pairs: pairs, threads: threads, order: order)
+                )
+                keepAlive = nil
             } else {
                 let timers = try kind.makeScaleService()
                 result = ProbeResult(

@@ -14,6 +14,9 @@ enum ServiceKind: String, CaseIterable, Sendable {
     case nio
     /// No timer service at all: the process's own background cost.
     case none
+    /// Not a service: the cost section's limit row, the same schedule + cancel work in plain C
+    /// (`CLimit`: open-addressing table and 4-ary heap), timed in C.
+    case climit
 
     /// The kind every `×GCD` ratio divides by: idiomatic Dispatch.
     static let reference = ServiceKind.gcd
@@ -26,6 +29,7 @@ enum ServiceKind: String, CaseIterable, Sendable {
         case .gcd: "GCD, a DispatchSourceTimer per timer"
         case .nio: "NIO scheduleTask"
         case .none: "no timer (process baseline)"
+        case .climit: "C limit (open addressing + 4-ary heap)"
         }
     }
 
@@ -35,12 +39,12 @@ enum ServiceKind: String, CaseIterable, Sendable {
         switch self {
         case .precise: try PreciseTimer()
         case .dispatch: DispatchReferenceTimer()
-        case .gcd, .nio, .none: throw BenchmarkSkip(reason: "\(self.rawValue) is not a TimerService")
+        case .gcd, .nio, .none, .climit: throw BenchmarkSkip(reason: "\(self.rawValue) is not a TimerService")
         }
     }
 
     /// A new service of this kind for the scale probes.
-    /// - Throws: ``BenchmarkSkip`` for NIO and `none`, or the service's error.
+    /// - Throws: ``BenchmarkSkip`` for NIO, `none` and the C limit, or the service's error.
     func makeScaleService() throws -> any ScaleService {
         switch self {
         case .gcd: GCDTimers()

@@ -1,23 +1,83 @@
 #ifndef CLIMIT_H
 #define CLIMIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-/// The limit row of the cost section: the same work as a timer service's schedule + cancel at a
-/// million pending timers, in plain C with nothing in between, so the table shows how far the
-/// Swift service is from what this machine allows, not only from its peers.
+// The limit row of the schedule + cancel benchmark: a timer registry in plain C, as fast as this
+// machine allows for the work PreciseTimer's registry does on a schedule and a cancel, so that the
+// benchmark shows how far the Swift service is from the machine and not only from its peers.
+//
+// Shape, mirroring PreciseTimerCore's registry (TimerCore, TimerRegistry, TimerTable, TimerHeap):
+// timers keyed by their string ID, 2^shard_bits shards picked by the top bits of the ID's hash,
+// each with one pthread mutex, an open-addressing table (linear probing, removal by backward
+// shift) and a 4-ary min-heap of (deadline, sequence) with back-indices, so a cancel removes its
+// heap entry by position in O(log n). One global sequence counter (an atomic, as in Swift) orders
+// equal deadlines. Every timer owns a 32-byte heap-allocated "handler", malloc'd when it is
+// scheduled and freed outside the lock when it is cancelled, standing for the Swift service's
+// per-timer closure.
+//
+// What it does not do (and the Swift service does): no event loop, no wake-up bookkeeping, no
+// reference counting, no separate 128-byte node per timer (the entry lives in the table's slot),
+// no run-time exclusivity or bounds checks, no validation beyond an empty ID, and the hash is a
+// seeded wyhash-style multiply-mix rather than SipHash-1-3.
+
+/// A registry of timers. Thread-safe: every call takes exactly one shard's mutex.
+typedef struct climit_registry climit_registry;
+
+/// A new, empty registry with 2^shard_bits shards (0...6), or NULL (errno set) if out of memory
+/// or shard_bits is out of range.
+climit_registry *_Nullable climit_create(int shard_bits);
+
+/// Frees the registry, every pending timer's handler and every long key. Not thread-safe with
+/// calls on the same registry.
+void climit_destroy(climit_registry *_Nullable registry);
+
+/// Schedules a timer under the ID's `length` bytes (copied) at `deadline` (nanoseconds).
+/// Returns 0, -1 if the ID is already pending (nothing changed), -2 for an empty ID or when
+/// memory ran out.
+int climit_schedule(climit_registry *_Nonnull registry, const char *_Nonnull id, size_t length, int64_t deadline);
+
+/// Cancels the timer with this ID: 1 if it was pending (its handler is freed), 0 if not.
+int climit_cancel(climit_registry *_Nonnull registry, const char *_Nonnull id, size_t length);
+
+/// Pending timers, summed over the shards (each read under its lock).
+size_t climit_count(climit_registry *_Nonnull registry);
+
+/// Checks every invariant: each table entry is found from its home slot by its own key, each
+/// heap entry points at a slot that points back at it, the heap is ordered, the counts agree.
+/// Returns 0, or -1 on the first violation. O(n); not thread-safe with other calls.
+int climit_check(climit_registry *_Nonnull registry);
+
+/// The figures of one benchmark run, in nanoseconds.
+typedef struct {
+    /// The slowest thread's loop time divided by its own pairs.
+    double wall_per_pair;
+    /// Process CPU time (getrusage, every thread) over the loops, divided by all pairs.
+    double cpu_per_pair;
+    /// Time to schedule the pending timers, divided by them.
+    double fill_per_timer;
+} climit_result;
+
+/// The benchmark's loop, entirely in C (precise-bench's CostBenchmark.run, the same work):
 ///
-/// A registry of string-keyed timers: an open-addressing table (linear probing, FNV-1a hashes
-/// stored beside the keys, backward-shift deletion) mapping each ID to its timer, a 4-ary min-heap
-/// of (deadline, sequence) with each timer knowing its heap index, one uncontended mutex around
-/// every operation, and one malloc'd 32-byte block per timer standing in for its handler.
+/// 1. One registry of 2^shard_bits shards; the calling thread schedules `pending` timers with
+///    generated IDs (`timer-` and the sequence number, as PreciseTimer names a timer scheduled
+///    without an ID), each at now + 1 hour read from CLOCK_MONOTONIC, in `threads` slices of
+///    pending / threads.
+/// 2. Before timing, each thread's victims are gathered: `victims[t * pairs_per_thread + k]` is
+///    the position, in slice t, of the k-th timer thread t cancels (distinct, in
+///    0 ..< pending / threads); their IDs are copied into one array per thread, read front to back.
+/// 3. `threads` slices share the registry; each runs `pairs_per_thread` pairs of (schedule a new
+///    generated ID at now + 1 hour, cancel its next victim), so the pending count stays constant.
+///    The slices run as DispatchQueue.concurrentPerform(iterations: threads) runs the Swift rows'
+///    slices: on at most one thread per online CPU (the caller and up to threads - 1 more), each
+///    thread taking the next slice when done with one.
 ///
-/// It fills `pending` timers an hour away (IDs `timer-1` … like a service's generated ones), then
-/// times `pairs` pairs of (schedule a new timer, cancel an old one by its ID) from one thread,
-/// cancelling the oldest first (`random == 0`) or in a seeded shuffle (`random != 0`).
-/// On success returns 0 and writes nanoseconds per pair (wall and process CPU) and per fill.
-/// Returns -1 when memory runs out or a cancel misses (a bug).
-int climit_run(int64_t pending, int64_t pairs, int random, double *_Nonnull wall_ns, double *_Nonnull cpu_ns,
-               double *_Nonnull fill_ns);
+/// Returns 0 with `result` filled, or -1 if a call failed, the registry's invariants did not hold
+/// afterwards, or memory or a thread could not be had.
+int climit_run(
+    int shard_bits, int pending, int pairs_per_thread, int threads, const int32_t *_Nonnull victims,
+    climit_result *_Nonnull result);
 
 #endif
