@@ -24,7 +24,8 @@ package final class TimerNode: @unchecked Sendable {
     }
 
     // Fields are ordered so that what a cancel and a heap move touch comes first, and so that
-    // the node is 128 bytes, a 144-byte malloc chunk: a million pending timers is a normal load.
+    // the node is 136 bytes, a 144-byte malloc chunk (250 B per pending timer with its table slot,
+    // heap entry and handler): a million pending timers is a normal load.
 
     /// Set once, before the node is shared (a generated name may be redrawn on a clash).
     @exclusivity(unchecked) package var id: TimerID
@@ -58,7 +59,7 @@ package final class TimerNode: @unchecked Sendable {
     /// so the loop never hashes a string to find them again.
     @exclusivity(unchecked) package var hash: UInt64 = 0
     /// Set by `reschedule` while the handler runs: the next deadline, used when the call returns;
-    /// ``notRescheduled`` otherwise (a sentinel, not an optional, to keep the node at 120 bytes).
+    /// ``notRescheduled`` otherwise (a sentinel, not an optional, to keep the node in its 144-byte malloc class).
     @exclusivity(unchecked) package var rescheduledTo: Int64 = TimerNode.notRescheduled
     package static let notRescheduled = Int64.min
     /// For a timer on the continuous or the wall clock: what ties `deadline` (then an estimate
