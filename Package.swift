@@ -7,6 +7,8 @@ let package = Package(
         .library(name: "PreciseTimer", targets: ["PreciseTimer"]),
         .library(name: "PreciseTimerReference", targets: ["PreciseTimerReference"]),
         .library(name: "PreciseTimerTesting", targets: ["PreciseTimerTesting"]),
+        // systemd's OnCalendar= syntax over the system's tzdata: a daemon without calendar jobs builds none of it.
+        .library(name: "PreciseTimerCalendar", targets: ["PreciseTimerCalendar"]),
         // A separate product, so a daemon that uses only the timers builds no lifecycle code.
         .library(name: "PreciseTimerServiceLifecycle", targets: ["PreciseTimerServiceLifecycle"]),
         // Metrics on swift-metrics, in its own product: a daemon that wants none builds none.
@@ -62,6 +64,11 @@ let package = Package(
             name: "PreciseTimerTesting",
             dependencies: ["PreciseTimerCore"]
         ),
+        // Calendar schedules (systemd's OnCalendar=); reads tzdata itself, so no Foundation.
+        .target(
+            name: "PreciseTimerCalendar",
+            dependencies: ["PreciseTimerCore"]
+        ),
         .executableTarget(
             name: "example-ticker",
             dependencies: [
@@ -112,6 +119,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "PreciseTimerCalendarTests",
+            dependencies: ["PreciseTimerCalendar", "PreciseTimerTesting", "PreciseTimerReference", "PreciseTimer"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "PreciseTimerMetricsTests",

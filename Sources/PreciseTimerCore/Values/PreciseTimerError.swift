@@ -46,7 +46,8 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
 
         /// A wall-clock schedule cannot be used: a calendar specification that does not parse or
         /// names an unknown time zone, or a schedule with no occurrence after now;
-        /// ``PreciseTimerError/value`` holds the specification and what is wrong with it.
+        /// ``PreciseTimerError/value`` holds the specification as given, and
+        /// ``PreciseTimerError/detail`` what is wrong with it and where.
         public static let invalidSchedule = Code(.invalidSchedule)
 
         /// The code's name, e.g. `"duplicateID"`.
@@ -65,11 +66,14 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
     public let returnCode: Int32?
     /// `errno` after the failure, when the function sets it.
     public let errno: Int32?
+    /// What exactly is wrong, in words, when the code and value alone do not say it (for
+    /// ``Code/invalidSchedule``: the part of the specification refused, and where).
+    public let detail: String?
 
     /// Creates an error. Services create these; adapters and tests may too.
     public init(
         _ code: Code, id: TimerID? = nil, value: String? = nil, function: String? = nil,
-        returnCode: Int32? = nil, errno: Int32? = nil
+        returnCode: Int32? = nil, errno: Int32? = nil, detail: String? = nil
     ) {
         self.code = code
         self.id = id
@@ -77,6 +81,7 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
         self.function = function
         self.returnCode = returnCode
         self.errno = errno
+        self.detail = detail
     }
 
     /// A one-line message naming the code and every piece of context present.
@@ -87,6 +92,7 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
         if let function = self.function { parts.append("function: \(function)") }
         if let returnCode = self.returnCode { parts.append("returned: \(returnCode)") }
         if let errno = self.errno { parts.append("errno: \(errno)") }
+        if let detail = self.detail { parts.append("detail: \(detail)") }
         return parts.joined(separator: ", ")
     }
 }

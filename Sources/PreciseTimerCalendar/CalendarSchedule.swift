@@ -1,0 +1,168 @@
+import PreciseTimerCore
+
+/// A calendar schedule in systemd's `OnCalendar=` syntax (`systemd.time(7)`): "Mon..Fri 09:00",
+/// "daily Europe/Berlin", "*-*-01 03:00:00", "*:0/15", "Sat *-*~07/1 04:00 UTC".
+///
+/// Give it to ``PreciseTimerCore/TimerService/scheduleRepeating(id:on:options:_:)``:
+///
+/// ```swift
+/// let nightly = try CalendarSchedule("*-*-* 03:00 Europe/Berlin")
+/// try timers.scheduleRepeating(on: nightly) { tick in backUp() }
+/// ```
+///
+/// Every answer is systemd 252's: `systemd-analyze calendar --iterations=5 'SPEC'` prints the
+/// normalized form (``description``) and the next elapses ``next(after:)`` returns, and the
+/// package's tests compare the two over thousands of specifications and base times. The
+/// grammar: weekday names and ranges (`Mon..Fri`, `Sat,Sun`), `year-month-day` and
+/// `hour:minute[:second]` with `*`, lists (`8,12,18`), ranges (`9..17`), repetitions (`0/15`,
+/// `9..17/2`), days from the end of the month (`*-02~01` is the last day of February),
+/// fractional seconds (`*:*:0.5`), `@seconds` since the epoch, the shorthands `minutely`,
+/// `hourly`, `daily`, `weekly`, `monthly`, `quarterly`, `semiannually`, `yearly` /
+/// `annually`, and an optional time zone at the end: `UTC`, a tzdata name, or the local zone's
+/// abbreviation. Without one, local time.
+///
+/// Local times follow the zone's rules as systemd applies them: a local time that does not
+/// exist (the hour skipped when clocks spring forward) is skipped; one that happens twice (the
+/// hour repeated when they fall back) fires once, at its first occurrence.
+///
+/// Time zones are read from the system's tzdata (`/usr/share/zoneinfo`, the files glibc and
+/// systemd read, each loaded once per process); the local zone is the process's `TZ`, else
+/// `/etc/localtime`, read when the schedule is created. No Foundation.
+///
+/// - Important: ``next(after:)`` is pure arithmetic on the instant (no file access, no lock,
+///   no allocation beyond its own), as ``PreciseTimerCore/WallClockSchedule`` requires: a
+///   service calls it with its registry's lock held.
+public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvertible {
+    /// The text the schedule was created from, as given.
+    public let specification: String
+    /// systemd's normalized form: `Mon..Fri *-*-* 09:00:00 Europe/Berlin` for `Mon..Fri 09:00 Europe/Berlin`.
+    public let description: String
+    /// The zone the schedule's local times are read in: a tzdata name (`Europe/Berlin`),
+    /// `UTC`, or, for a specification without a zone, where the local zone came from (the
+    /// value of `TZ`, or `localtime` for `/etc/localtime`).
+    public var timeZoneName: String { self.zone.name }
+
+    private let parsed: CalendarSpecification
+    private let zone: TimeZoneRules
+
+    /// Parses a specification.
+    ///
+    /// - Parameter specification: An `OnCalendar=` expression, as `systemd-analyze calendar` takes it.
+    /// - Throws: ``PreciseTimerCore/PreciseTimerError`` with code
+    ///   ``PreciseTimerCore/PreciseTimerError/Code/invalidSchedule``, `value` the
+    ///   specification, and `detail` what is wrong and where (a byte offset), for text that
+    ///   systemd refuses: an unknown word or zone, a value out of range (`25:00`, `*-13-01`),
+    ///   a repetition of 0 (`*:*:0/0`), a year past 2199, more than 241 values in one list.
+    ///   Never traps, and takes time linear in the specification's length.
+    public init(_ specification: String) throws {
+        self.specification = specification
+        func refuse(_ reason: String, at offset: Int? = nil) -> PreciseTimerError {
+            let place = offset.map { " at offset \($0)" } ?? ""
+            return PreciseTimerError(.invalidSchedule, value: specification, detail: reason + place)
+        }
+        var bytes = Array(specification.utf8)
+        if let nul = bytes.firstIndex(of: 0) { throw refuse("a NUL byte", at: nul) }
+        var spec = CalendarSpecification()
+        var localZone: TimeZoneRules?
+        var namedZone: TimeZoneRules?
+        if Self.hasSuffix(bytes, " UTC") {
+            spec.utc = true
+            bytes.removeLast(4)
+        } else {
+            let local = TimeZoneDirectory.localZone()
+            localZone = local
+            let names = [local.abbreviations.standard, local.abbreviations.daylight]
+            if let match = names.indices.first(where: { index in
+                guard let name = names[index], !name.isEmpty, bytes.count > name.utf8.count else { return false }
+                return Self.hasSuffix(bytes, " " + name)
+            }), let name = names[match] {
+                spec.dst = match
+                bytes.removeLast(name.utf8.count + 1)
+            } else if let space = bytes.lastIndex(of: UInt8(ascii: " ")) {
+                let name = String(decoding: bytes[(space + 1)...], as: UTF8.self)
+                if TimeZoneDirectory.isValidName(name) {
+                    if let zone = TimeZoneDirectory.zone(named: name) {
+                        spec.timeZone = name
+                        namedZone = zone
+                        bytes.removeSubrange(space...)
+                    } else if name.contains("/") {
+                        throw refuse("unknown time zone \"\(name)\"", at: space + 1)
+                    }
+                }
+            }
+        }
+        guard !bytes.isEmpty else { throw refuse("empty specification") }
+        do throws(CalendarParseFailure) {
+            try Self.parse(bytes, into: &spec)
+        } catch {
+            throw refuse(error.reason, at: error.offset)
+        }
+        spec.normalize()
+        if let field = spec.invalidField { throw refuse("\(field) out of range") }
+        self.parsed = spec
+        self.zone = spec.utc ? .utc : (namedZone ?? localZone ?? TimeZoneDirectory.localZone())
+        self.description = spec.formatted(localAbbreviations: self.zone.abbreviations)
+    }
+
+    private static func hasSuffix(_ bytes: [UInt8], _ suffix: String) -> Bool {
+        let tail = Array(suffix.utf8)
+        guard bytes.count >= tail.count else { return false }
+        return zip(bytes[(bytes.count - tail.count)...], tail).allSatisfy { lhs, rhs in
+            lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (rhs | 0x20) >= UInt8(ascii: "a") && (rhs | 0x20) <= UInt8(ascii: "z"))
+        }
+    }
+
+    private static let shorthands: [String: (weekdays: Int, year: Int?, months: [Int]?, day: Int?, hour: Int?, minute: Int?)] = [
+        "minutely": (0, nil, nil, nil, nil, nil),
+        "hourly": (0, nil, nil, nil, nil, 0),
+        "daily": (0, nil, nil, nil, 0, 0),
+        "monthly": (0, nil, nil, 1, 0, 0),
+        "weekly": (1, nil, nil, nil, 0, 0),
+        "yearly": (0, nil, [1], 1, 0, 0),
+        "annually": (0, nil, [1], 1, 0, 0),
+        "anually": (0, nil, [1], 1, 0, 0),
+        "quarterly": (0, nil, [1, 4, 7, 10], 1, 0, 0),
+        "semiannually": (0, nil, [1, 7], 1, 0, 0),
+        "semi-annually": (0, nil, [1, 7], 1, 0, 0),
+        "biannually": (0, nil, [1, 7], 1, 0, 0),
+        "bi-annually": (0, nil, [1, 7], 1, 0, 0),
+    ]
+
+    private static func parse(_ bytes: [UInt8], into spec: inout CalendarSpecification) throws(CalendarParseFailure) {
+        let lowercased = String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+        guard let shorthand = Self.shorthands[lowercased] else {
+            var parser = CalendarParser(bytes)
+            try parser.parseExpression(into: &spec)
+            return
+        }
+        func fixed(_ value: Int) -> [CalendarComponent] { [CalendarComponent(start: value, stop: -1, repetition: 0)] }
+        spec.weekdays = shorthand.weekdays
+        spec.month = shorthand.months?.map { CalendarComponent(start: $0, stop: -1, repetition: 0) }
+        spec.day = shorthand.day.map(fixed)
+        spec.hour = shorthand.hour.map(fixed)
+        spec.minute = shorthand.minute.map(fixed)
+        spec.microsecond = fixed(0)
+    }
+
+    /// The first occurrence strictly after `instant`, or nil when the schedule has none (a
+    /// fixed date that has passed, a year range that has ended, or a date past 2199, the last
+    /// year systemd considers). Occurrences fall on whole microseconds.
+    public func next(after instant: WallClockInstant) -> WallClockInstant? {
+        let nanoseconds = instant.nanosecondsSinceEpoch
+        let microseconds = nanoseconds < 0 ? -1 : Int(nanoseconds / 1000)
+        guard let next = self.parsed.next(afterMicroseconds: microseconds, zone: self.zone) else { return nil }
+        let (result, overflow) = next.multipliedReportingOverflow(by: 1000)
+        return overflow ? nil : WallClockInstant(nanosecondsSinceEpoch: Int64(result))
+    }
+
+    /// Two schedules are equal when they name the same occurrences in the same zone: equal
+    /// normalized forms (`Mon..Fri 9:00` and `Mon-Fri 09:00:00` are equal).
+    public static func == (lhs: CalendarSchedule, rhs: CalendarSchedule) -> Bool {
+        lhs.parsed == rhs.parsed && lhs.zone.name == rhs.zone.name
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self.parsed)
+        hasher.combine(self.zone.name)
+    }
+}

@@ -1,0 +1,117 @@
+/// `localtime_r` and `mktime` over one zone, as glibc computes them, with `mktime`'s memory.
+///
+/// systemd's calendar code leans on `mktime` to normalize out-of-range fields, to skip local
+/// times that do not exist and to choose between the two readings of an ambiguous one. Which
+/// reading glibc's `mktime` returns depends on the offset its previous call found (it starts
+/// its search from it), so this converter keeps that offset between calls exactly as glibc
+/// keeps it in a static, and a computation starts from 0 as a fresh process does (systemd
+/// computes a zone's elapse in a forked child). UTC needs none of it: `gmtime_r` and `timegm`.
+struct LocalTimeConverter {
+    let zone: TimeZoneRules
+    /// glibc's `localtime_offset`: the last `mktime`'s answer minus its local seconds.
+    private var offsetGuess = 0
+    /// The last look-up and the instants over which it holds.
+    private var cached: (type: LocalTimeType, validFrom: Int, validUntil: Int)
+
+    init(zone: TimeZoneRules) {
+        self.zone = zone
+        self.cached = (LocalTimeType(utcOffset: 0, isDST: false), 0, 0)
+    }
+
+    private mutating func type(at instant: Int) -> LocalTimeType {
+        if instant >= self.cached.validFrom && instant < self.cached.validUntil { return self.cached.type }
+        self.cached = self.zone.localTime(at: instant)
+        return self.cached.type
+    }
+
+    /// `localtime_r`: the local fields of `instant` (seconds since the epoch).
+    mutating func brokenDown(_ instant: Int) -> BrokenDownTime {
+        let type = self.type(at: instant)
+        return BrokenDownTime(localSeconds: instant + type.utcOffset, isDST: type.isDST)
+    }
+
+    /// `mktime`: the instant `time`'s fields name in this zone, and `time` rewritten to that
+    /// instant's normalized fields; nil where glibc fails (`EOVERFLOW`).
+    ///
+    /// A port of glibc's `__mktime_internal` (2.36): probe from the last offset, follow the
+    /// error; a time in a gap oscillates and takes the probe glibc takes; a requested
+    /// `isDST` that differs from the match's looks for the nearest instant with it. Checked
+    /// against glibc's own `mktime` by the oracle tests (every DST case there goes through it).
+    mutating func makeTime(_ time: inout BrokenDownTime) -> Int? {
+        if self.zone.isUTC {
+            let instant = time.localSeconds
+            time = BrokenDownTime(localSeconds: instant, isDST: false)
+            return instant
+        }
+        // glibc takes an out-of-range second as 0 or 59 and adds the difference at the end.
+        let requestedSecond = time.second
+        var probe = time
+        probe.second = min(max(requestedSecond, 0), 59)
+        let local = probe.localSeconds
+        let requestedDST = time.isDST
+
+        let start = local + self.offsetGuess
+        var instant = start
+        var previous = start  // glibc's t1
+        var latest = start  // glibc's t2
+        var remainingProbes = 6
+        var found: BrokenDownTime
+        search: while true {
+            let type = self.type(at: instant)
+            let difference = local - (instant + type.utcOffset)
+            if difference == 0 {
+                found = BrokenDownTime(localSeconds: local, isDST: type.isDST)
+                if requestedDST >= 0 && (requestedDST != 0) != type.isDST {
+                    guard let adjusted = self.nearest(local: local, from: instant, isDST: requestedDST != 0)
+                    else { return nil }
+                    instant = adjusted
+                    found = self.brokenDown(instant)
+                }
+                break search
+            }
+            // Oscillating between two probes: the local time falls in a gap. glibc returns the
+            // probe whose daylight flag differs from the one asked for, or, when none was asked
+            // for, the daylight one (measured: 02:30 on a spring-forward day is 03:30 DST).
+            if instant == previous && instant != latest
+                && (requestedDST < 0 ? type.isDST : (requestedDST != 0) != type.isDST)
+            {
+                found = BrokenDownTime(localSeconds: instant + type.utcOffset, isDST: type.isDST)
+                break search
+            }
+            remainingProbes -= 1
+            if remainingProbes == 0 { return nil }
+            previous = latest
+            latest = instant
+            instant += difference
+        }
+        self.offsetGuess = instant - local
+        if requestedSecond != found.second {
+            instant += requestedSecond - probe.second
+            found = self.brokenDown(instant)
+        }
+        time = found
+        return instant
+    }
+
+    /// glibc's search when the match's daylight flag is not the one asked for: probe a week at
+    /// a time in both directions (nearest first) for an instant with the flag, and read the
+    /// local time with its offset; failing that, assume one hour.
+    private mutating func nearest(local: Int, from instant: Int, isDST: Bool) -> Int? {
+        let stride = 601_200
+        let bound = 457_243_200 + stride
+        var delta = stride
+        while delta < bound {
+            for direction in [-1, 1] {
+                let other = instant + delta * direction
+                let type = self.type(at: other)
+                if type.isDST == isDST {
+                    return other + (local - (other + type.utcOffset))
+                }
+            }
+            delta += stride
+        }
+        let current = self.type(at: instant)
+        let difference = (isDST ? 0 : 1) - (current.isDST ? 0 : 1)
+        return instant + 3600 * difference
+    }
+}

@@ -1,0 +1,52 @@
+import PreciseTimerCalendar
+import PreciseTimerCore
+import Testing
+
+/// Every row of `Fixtures/oracle.tsv` (written by `scripts/calendar-oracle` from
+/// `systemd-analyze calendar --base-time=@BASE --iterations=5 SPEC`, TZ=UTC): the normalized
+/// form or the refusal, and the next five elapses, checked against ``CalendarSchedule``.
+@Suite("systemd's answers")
+struct OracleTests {
+    @Test("every fixture row: normalized form, refusal, next five elapses")
+    func everyRow() throws {
+        let rows = try OracleFixture.rows()
+        #expect(rows.count > 2_000)
+        var mismatches: [String] = []
+        var schedules: [String: Result<CalendarSchedule, any Error>] = [:]
+        for row in rows {
+            let parsed = schedules[row.spec] ?? Result { try CalendarSchedule(row.spec) }
+            schedules[row.spec] = parsed
+            switch (parsed, row.normalized) {
+            case (.failure(let error), .none):
+                let timerError = error as? PreciseTimerError
+                if timerError?.code != .invalidSchedule || timerError?.value != row.spec {
+                    mismatches.append("\(row.spec): wrong error \(error)")
+                }
+            case (.failure(let error), .some(let normalized)):
+                mismatches.append("\(row.spec): refused (\(error)), systemd says \(normalized)")
+            case (.success(let schedule), .none):
+                mismatches.append("\(row.spec): accepted as \(schedule), systemd refuses it")
+            case (.success(let schedule), .some(let normalized)):
+                if schedule.description != normalized {
+                    mismatches.append("\(row.spec): normalized \(schedule.description), systemd \(normalized)")
+                }
+                var base = WallClockInstant(nanosecondsSinceEpoch: row.base * 1_000_000_000)
+                var answers: [String] = []
+                for _ in 0..<max(row.elapses.count, 1) {
+                    guard let next = schedule.next(after: base) else {
+                        answers.append("never")
+                        break
+                    }
+                    // systemd prints elapses in whole seconds.
+                    answers.append(String(next.nanosecondsSinceEpoch / 1_000_000_000))
+                    base = next
+                }
+                let expected = row.elapses.isEmpty ? ["never"] : row.elapses
+                if answers != expected {
+                    mismatches.append("\(row.spec) after \(row.base): \(answers) systemd \(expected)")
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) mismatches, first: \(mismatches.prefix(20).joined(separator: "\n"))")
+    }
+}
