@@ -115,14 +115,14 @@ let package = Package(
             name: "PreciseTimerTests",
             // CLibevent: the caller's-base tests build and drive a base as a libevent daemon does.
             dependencies: [
-                "CLibevent", "PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting",
+                "CLibevent", "PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting", "PreciseTimerCalendar",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "PreciseTimerCalendarTests",
-            dependencies: ["PreciseTimerCalendar", "PreciseTimerTesting", "PreciseTimerReference", "PreciseTimer"],
+            dependencies: ["PreciseTimerCalendar"],
             exclude: ["Fixtures"]
         ),
         .testTarget(

@@ -1,6 +1,7 @@
-/// systemd's `find_next` and `calendar_spec_next_usec` (systemd 252), step for step: the same
-/// walk from the largest field to the smallest, the same `mktime` normalizations between the
-/// steps, the same safety valve, so that every answer is `systemd-analyze calendar`'s.
+/// systemd's `find_next` and `calendar_spec_next_usec` (systemd 252.38, Debian 12's, which
+/// carries the fix for zones with negative DST), step for step: the same walk from the largest
+/// field to the smallest, the same `mktime` normalizations between the steps, the same safety
+/// valve, so that every answer is `systemd-analyze calendar`'s.
 extension CalendarSpecification {
     /// systemd's `USEC_TIMESTAMP_FORMATTABLE_MAX`: 9999-12-30 23:59:59 UTC.
     static let latestBase = 253_402_214_399_000_000
@@ -23,14 +24,21 @@ extension CalendarSpecification {
     private func findNext(
         _ time: inout BrokenDownTime, _ microsecondOut: inout Int, _ converter: inout LocalTimeConverter
     ) -> Bool {
+        let start = time
+        let startMicrosecond = microsecondOut
         var c = time
         var microsecond = microsecondOut
+        // Set once an answer came out before the start: from then on each pass keeps the
+        // daylight flag `mktime` found instead of the specification's (systemd 252.38's fix for
+        // zones whose winter time is the "daylight" one, Europe/Dublin, where `mktime` resolves
+        // a time in the spring-forward gap backwards; it mends Lord Howe's 30-minute gap too).
+        var keepDaylightFlag = false
         func resetBelowMonth() { c.day = 1; c.hour = 0; c.minute = 0; c.second = 0; microsecond = 0 }
         func resetBelowDay() { c.hour = 0; c.minute = 0; c.second = 0; microsecond = 0 }
 
         for _ in 0..<Self.maximumIterations {
             _ = converter.makeTime(&c)
-            c.isDST = self.dst
+            if !keepDaylightFlag { c.isDST = self.dst }
 
             var year = c.year
             var r = self.matchingComponent(self.year, isDay: false, time: c, value: &year, converter: &converter)
@@ -109,6 +117,18 @@ extension CalendarSpecification {
             }
             if r == 0 { continue }
 
+            // A normalization went backwards (a gap resolved to the earlier side): never answer
+            // before the start; try the next hour, keeping the flag `mktime` found.
+            if (c.year, c.month, c.day, c.hour, c.minute, c.second)
+                < (start.year, start.month, start.day, start.hour, start.minute, start.second)
+                || ((c.year, c.month, c.day, c.hour, c.minute, c.second)
+                    == (start.year, start.month, start.day, start.hour, start.minute, start.second)
+                    && microsecond < startMicrosecond)
+            {
+                c.hour += 1
+                keepDaylightFlag = true
+                continue
+            }
             time = c
             microsecondOut = microsecond
             return true
@@ -191,11 +211,7 @@ extension CalendarSpecification {
         }
         if order < 0 { return -1 }
         if order > 0 {
-            // The daylight flag is not carried: systemd 252 normalizes the next pass without it
-            // (measured: with it, `*:0/30` on Lord Howe's 30-minute spring-forward would give
-            // 01:30 again after 01:30; `systemd-analyze` gives 02:30).
             time = normalized
-            time.isDST = -1
             return 0
         }
         return 1
