@@ -31,6 +31,7 @@ let package = Package(
                 "CLimit",
                 .product(name: "PreciseTimer", package: mainPackage),
                 .product(name: "PreciseTimerReference", package: mainPackage),
+                .product(name: "PreciseTimerCalendar", package: mainPackage),
                 .product(name: "PreciseTimerMetrics", package: mainPackage),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -55,6 +55,19 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     ///   a repetition of 0 (`*:*:0/0`), a year past 2199, more than 241 values in one list.
     ///   Never traps, and takes time linear in the specification's length.
     public init(_ specification: String) throws {
+        try self.init(specification, localZone: TimeZoneDirectory.localZone)
+    }
+
+    /// Parses a specification as a process whose `TZ` names `localTimeZone` would (for tests
+    /// of local-time specifications in zones other than the machine's).
+    package init(_ specification: String, localTimeZone: String) throws {
+        guard let zone = TimeZoneDirectory.zone(named: localTimeZone) else {
+            throw PreciseTimerError(.invalidSchedule, value: localTimeZone, detail: "unknown time zone")
+        }
+        try self.init(specification, localZone: { zone })
+    }
+
+    private init(_ specification: String, localZone makeLocalZone: () -> TimeZoneRules) throws {
         self.specification = specification
         func refuse(_ reason: String, at offset: Int? = nil) -> PreciseTimerError {
             let place = offset.map { " at offset \($0)" } ?? ""
@@ -69,7 +82,7 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
             spec.utc = true
             bytes.removeLast(4)
         } else {
-            let local = TimeZoneDirectory.localZone()
+            let local = makeLocalZone()
             localZone = local
             let names = [local.abbreviations.standard, local.abbreviations.daylight]
             if let match = names.indices.first(where: { index in
@@ -100,7 +113,7 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         spec.normalize()
         if let field = spec.invalidField { throw refuse("\(field) out of range") }
         self.parsed = spec
-        self.zone = spec.utc ? .utc : (namedZone ?? localZone ?? TimeZoneDirectory.localZone())
+        self.zone = spec.utc ? .utc : (namedZone ?? localZone ?? makeLocalZone())
         self.description = spec.formatted(localAbbreviations: self.zone.abbreviations)
     }
 

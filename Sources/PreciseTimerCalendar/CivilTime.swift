@@ -6,6 +6,7 @@ enum CivilTime {
 
     /// Days since 1970-01-01 of `year`-`month`-`day` (`month` 1...12; `day` may be out of the
     /// month's range: it counts on from the month's first day).
+    @inline(__always)
     static func days(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
@@ -28,10 +29,12 @@ enum CivilTime {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
+    @inline(__always)
     static func isLeap(_ year: Int) -> Bool {
         year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
     }
 
+    @inline(__always)
     static func daysInMonth(year: Int, month: Int) -> Int {
         switch month {
         case 2: return self.isLeap(year) ? 29 : 28
@@ -41,6 +44,7 @@ enum CivilTime {
     }
 
     /// Floor division and its non-negative remainder.
+    @inline(__always)
     static func floorDivide(_ value: Int, _ divisor: Int) -> (quotient: Int, remainder: Int) {
         let remainder = value % divisor
         return remainder < 0 ? (value / divisor - 1, remainder + divisor) : (value / divisor, remainder)
@@ -76,6 +80,25 @@ struct BrokenDownTime: Equatable {
         self.second = secondOfDay % 60
         self.isDST = isDST ? 1 : 0
         self.weekday = CivilTime.floorDivide(days + 4, 7).remainder
+    }
+
+    /// Whether every field is in its range (so normalizing changes none of them).
+    var isInRange: Bool {
+        self.month >= 0 && self.month < 12 && self.day >= 1
+            && (self.day <= 28 || self.day <= CivilTime.daysInMonth(year: self.year, month: self.month + 1))
+            && self.hour >= 0 && self.hour < 24 && self.minute >= 0 && self.minute < 60
+            && self.second >= 0 && self.second < 60
+    }
+
+    /// `localSeconds` normalized into fields: the same fields when they are in range (the
+    /// common case, which skips the division-heavy date conversion), else carried.
+    func normalized(localSeconds: Int, isDST: Bool) -> BrokenDownTime {
+        guard self.isInRange else { return BrokenDownTime(localSeconds: localSeconds, isDST: isDST) }
+        var copy = self
+        copy.isDST = isDST ? 1 : 0
+        let days = CivilTime.floorDivide(localSeconds, CivilTime.secondsPerDay).quotient
+        copy.weekday = CivilTime.floorDivide(days + 4, 7).remainder
+        return copy
     }
 
     /// Seconds since the epoch on a clock that reads these fields, out-of-range fields carried

@@ -18,6 +18,7 @@ struct LocalTimeConverter {
         self.cached = (LocalTimeType(utcOffset: 0, isDST: false), 0, 0)
     }
 
+    @inline(__always)
     private mutating func type(at instant: Int) -> LocalTimeType {
         if instant >= self.cached.validFrom && instant < self.cached.validUntil { return self.cached.type }
         self.cached = self.zone.localTime(at: instant)
@@ -40,7 +41,7 @@ struct LocalTimeConverter {
     mutating func makeTime(_ time: inout BrokenDownTime) -> Int? {
         if self.zone.isUTC {
             let instant = time.localSeconds
-            time = BrokenDownTime(localSeconds: instant, isDST: false)
+            time = time.normalized(localSeconds: instant, isDST: false)
             return instant
         }
         // glibc takes an out-of-range second as 0 or 59 and adds the difference at the end.
@@ -60,7 +61,7 @@ struct LocalTimeConverter {
             let type = self.type(at: instant)
             let difference = local - (instant + type.utcOffset)
             if difference == 0 {
-                found = BrokenDownTime(localSeconds: local, isDST: type.isDST)
+                found = probe.normalized(localSeconds: local, isDST: type.isDST)
                 if requestedDST >= 0 && (requestedDST != 0) != type.isDST {
                     guard let adjusted = self.nearest(local: local, from: instant, isDST: requestedDST != 0)
                     else { return nil }

@@ -39,6 +39,7 @@ final class TimeZoneRules: Sendable {
         self.initialType = initialType
         self.footer = footer
         self.abbreviations = abbreviations
+        self.isUTC = transitions.isEmpty && footer == nil && initialType.utcOffset == 0
     }
 
     /// A zone from a POSIX `TZ` value alone (`EST5EDT,M3.2.0,M11.1.0`).
@@ -49,7 +50,8 @@ final class TimeZoneRules: Sendable {
             abbreviations: (rule.standard.name, rule.daylight?.offset.name))
     }
 
-    var isUTC: Bool { self.transitions.isEmpty && self.footer == nil && self.initialType.utcOffset == 0 }
+    /// No transitions, no rule, offset 0: conversions are plain arithmetic.
+    let isUTC: Bool
 
     /// The local time type at `instant`, and the range of instants `[validFrom, validUntil)`
     /// around it over which it holds (so a caller can skip the look-up for nearby instants).

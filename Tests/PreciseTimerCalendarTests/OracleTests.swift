@@ -10,12 +10,26 @@ struct OracleTests {
     @Test("every fixture row: normalized form, refusal, next five elapses")
     func everyRow() throws {
         let rows = try OracleFixture.rows()
-        #expect(rows.count > 2_000)
+        #expect(rows.count > 10_000)
+        self.check(rows)
+    }
+
+    @Test("specifications without a zone, in local zones with DST (TZ=Europe/Berlin, New York, Lord Howe, Dublin)")
+    func localZones() throws {
+        let rows = try OracleFixture.rows(file: "oracle-local.tsv")
+        #expect(rows.count > 1_000)
+        self.check(rows)
+    }
+
+    private func check(_ rows: [OracleFixture.Row]) {
         var mismatches: [String] = []
         var schedules: [String: Result<CalendarSchedule, any Error>] = [:]
         for row in rows {
-            let parsed = schedules[row.spec] ?? Result { try CalendarSchedule(row.spec) }
-            schedules[row.spec] = parsed
+            let key = (row.localZone ?? "") + "\t" + row.spec
+            let parsed = schedules[key] ?? Result {
+                try row.localZone.map { try CalendarSchedule(row.spec, localTimeZone: $0) } ?? CalendarSchedule(row.spec)
+            }
+            schedules[key] = parsed
             switch (parsed, row.normalized) {
             case (.failure(let error), .none):
                 let timerError = error as? PreciseTimerError
@@ -43,7 +57,7 @@ struct OracleTests {
                 }
                 let expected = row.elapses.isEmpty ? ["never"] : row.elapses
                 if answers != expected {
-                    mismatches.append("\(row.spec) after \(row.base): \(answers) systemd \(expected)")
+                    mismatches.append("\(row.localZone ?? "UTC"): \(row.spec) after \(row.base): \(answers) systemd \(expected)")
                 }
             }
         }

@@ -56,6 +56,7 @@ extension BenchmarkRun {
             self.figures["wallclock.\(key).p99"] = Double(run.percentile(99))
         }
         self.measureIdleDaily()
+        self.measureCalendarCost()
     }
 
     /// Process CPU with a daily wall-clock timer pending, beside the process baseline.
