@@ -90,6 +90,7 @@ let package = Package(
             name: "example-daemon",
             dependencies: [
                 "PreciseTimer",
+                "PreciseTimerCalendar",
                 "PreciseTimerServiceLifecycle",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import PreciseTimer
+import PreciseTimerCalendar
 import PreciseTimerServiceLifecycle
 import ServiceLifecycle
 import UnixSignals
@@ -18,7 +19,9 @@ struct DaemonCommand: AsyncParsableCommand {
             expired session is counted and recreated at once (the population stays constant). The \
             session timers run on their own PreciseTimer (a lane) so the bulk expiry cannot delay \
             the heartbeat; --single-lane puts the heartbeat on the sessions' service to show the \
-            difference. SIGTERM or SIGINT stops it gracefully (status 0) after a final stats line. \
+            difference. A calendar job (--rollup, systemd's OnCalendar= syntax, `minutely` by \
+            default) prints a roll-up of the counters at each of its wall-clock occurrences. \
+            SIGTERM or SIGINT stops it gracefully (status 0) after a final stats line. \
             Logs go to stderr, stats lines to stdout. Durations: 10s, 500ms, 250us; a bare number \
             is seconds.
             """
@@ -50,6 +53,10 @@ struct DaemonCommand: AsyncParsableCommand {
         transform: parseDuration)
     var duration: Duration?
 
+    @Option(help: "When the roll-up job runs, in systemd's OnCalendar= syntax (check one with `systemd-analyze calendar`).")
+    var rollup = "minutely"
+
+
     @Flag(help: "Run the heartbeat on the sessions' service instead of a lane of its own.")
     var singleLane = false
 
@@ -62,6 +69,11 @@ struct DaemonCommand: AsyncParsableCommand {
         guard self.expiryTolerance >= .zero else { throw ValidationError("--expiry-tolerance cannot be negative") }
         guard self.expiry > .zero, self.heartbeat > .zero, self.statsInterval > .zero else {
             throw ValidationError("--expiry, --heartbeat and --stats-interval must be greater than zero")
+        }
+        do {
+            _ = try CalendarSchedule(self.rollup)
+        } catch {
+            throw ValidationError("--rollup: \(error)")
         }
         guard Logger.Level(rawValue: self.logLevel) != nil else {
             throw ValidationError("--log-level: unknown level '\(self.logLevel)'")
@@ -100,12 +112,16 @@ struct DaemonCommand: AsyncParsableCommand {
         let openStarted = ContinuousClock.now
         try store.open()
         try heartbeat.start(on: heartbeatLane)
+        // The roll-up runs beside the heartbeat: a calendar job is light, and it must not wait
+        // behind a bulk expiry either.
+        let rollUp = RollUp(schedule: try CalendarSchedule(self.rollup), store: store)
+        try rollUp.start(on: heartbeatLane)
         logger.info(
             "started",
             metadata: [
                 "sessions": "\(self.sessions)", "touch-rate": "\(self.touchRate)/s",
                 "expiry": "\(Format.short(self.expiry))", "expiry-tolerance": "\(Format.short(self.expiryTolerance))",
-                "heartbeat": "\(Format.short(self.heartbeat))",
+                "heartbeat": "\(Format.short(self.heartbeat))", "rollup": "\(rollUp.schedule)",
                 "lanes": "\(self.singleLane ? "single" : "sessions+heartbeat")",
                 "open": "\(Format.short(ContinuousClock.now - openStarted))",
             ])
