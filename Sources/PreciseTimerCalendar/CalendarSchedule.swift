@@ -3,7 +3,7 @@ import PreciseTimerCore
 /// A calendar schedule in systemd's `OnCalendar=` syntax (`systemd.time(7)`): "Mon..Fri 09:00",
 /// "daily Europe/Berlin", "*-*-01 03:00:00", "*:0/15", "Sat *-*~07/1 04:00 UTC".
 ///
-/// Give it to ``PreciseTimerCore/TimerService/scheduleRepeating(id:on:options:_:)``:
+/// Give it to ``/PreciseTimerCore/TimerService/scheduleRepeating(id:on:options:_:)``:
 ///
 /// ```swift
 /// let nightly = try CalendarSchedule("*-*-* 03:00 Europe/Berlin")
@@ -30,7 +30,7 @@ import PreciseTimerCore
 /// `/etc/localtime`, read when the schedule is created. No Foundation.
 ///
 /// - Important: ``next(after:)`` is pure arithmetic on the instant (no file access, no lock,
-///   no allocation beyond its own), as ``PreciseTimerCore/WallClockSchedule`` requires: a
+///   no allocation beyond its own), as ``/PreciseTimerCore/WallClockSchedule`` requires: a
 ///   service calls it with its registry's lock held.
 public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvertible {
     /// The text the schedule was created from, as given.
@@ -48,8 +48,8 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     /// Parses a specification.
     ///
     /// - Parameter specification: An `OnCalendar=` expression, as `systemd-analyze calendar` takes it.
-    /// - Throws: ``PreciseTimerCore/PreciseTimerError`` with code
-    ///   ``PreciseTimerCore/PreciseTimerError/Code/invalidSchedule``, `value` the
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError`` with code
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/invalidSchedule``, `value` the
     ///   specification, and `detail` what is wrong and where (a byte offset), for text that
     ///   systemd refuses: an unknown word or zone, a value out of range (`25:00`, `*-13-01`),
     ///   a repetition of 0 (`*:*:0/0`), a year past 2199, more than 241 values in one list.
