@@ -37,7 +37,8 @@ extension CalendarSpecification {
         func resetBelowDay() { c.hour = 0; c.minute = 0; c.second = 0; microsecond = 0 }
 
         for _ in 0..<Self.maximumIterations {
-            _ = converter.makeTime(&c)
+            // In UTC, fields in range normalize to themselves: skip the conversion.
+            if !(converter.zone.isUTC && c.isInRange) { _ = converter.makeTime(&c) }
             if !keepDaylightFlag { c.isDST = self.dst }
 
             var year = c.year
@@ -188,6 +189,7 @@ extension CalendarSpecification {
     /// fields, the smaller ones reset); 1 when they name an existing local time as they are.
     private static func withinBounds(_ time: inout BrokenDownTime, _ converter: inout LocalTimeConverter) -> Int {
         guard time.year <= Self.maximumYear else { return -1 }
+        if converter.zone.isUTC && time.isInRange { return 1 }
         var normalized = time
         guard converter.makeTime(&normalized) != nil else { return -1 }
         let order: Int
@@ -221,7 +223,7 @@ extension CalendarSpecification {
         guard self.weekdays >= 0 && self.weekdays < Self.weekdayBitsAll else { return true }
         var probe = time
         guard converter.makeTime(&probe) != nil else { return false }
-        let day = probe.weekday == 0 ? 6 : probe.weekday - 1
+        let day = probe.weekday == 0 ? 6 : probe.weekday - 1  // Monday is bit 0
         return self.weekdays & (1 << day) != 0
     }
 }

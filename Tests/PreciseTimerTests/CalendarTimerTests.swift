@@ -1,4 +1,3 @@
-import Glibc
 import PreciseTimer
 import PreciseTimerCalendar
 import PreciseTimerTesting
@@ -94,9 +93,7 @@ struct CalendarTimerTests {
         defer { timers.shutdown() }
         let fired = Recorder<(Tick, Int64)>()
         try timers.scheduleRepeating(id: "tenth", on: try CalendarSchedule("*:*:0/0.1 UTC")) { tick in
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
-            fired.append((tick, Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)))
+            fired.append((tick, realtimeNanoseconds()))
         }
         let values = await fired.wait(forCount: 3)
         for (tick, wallAtCall) in values {

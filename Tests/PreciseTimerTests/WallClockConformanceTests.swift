@@ -1,4 +1,3 @@
-import Glibc
 import PreciseTimer
 import Testing
 
@@ -6,11 +5,7 @@ import Testing
 /// and suspend are tested on virtual time, in `WallClockTests`, and on the engine through its seam.)
 @Suite("Conformance: wall-clock and continuous timers")
 struct WallClockConformanceTests {
-    private static func realtime() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
+    private static func realtime() -> Int64 { realtimeNanoseconds() }
 
     @Test("wallClockNow reads CLOCK_REALTIME", arguments: Implementation.allCases)
     func wallClockNow(_ implementation: Implementation) throws {
