@@ -1,3 +1,5 @@
+import PreciseTimerCore
+
 /// Calendar arithmetic on the proleptic Gregorian calendar, in plain integers (no time zone).
 ///
 /// Howard Hinnant's `days_from_civil` / `civil_from_days`, exact for every year an `Int` holds.
@@ -16,17 +18,10 @@ enum CivilTime {
         return era * 146_097 + dayOfEra - 719_468 + day - 1
     }
 
-    /// The date of a day counted from 1970-01-01 (`month` 1...12).
+    /// The date of a day counted from 1970-01-01 (`month` 1...12): the core's `civil_from_days`.
     static func date(days: Int) -> (year: Int, month: Int, day: Int) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        let date = CivilDate.from(daysSinceEpoch: Int64(days))
+        return (Int(date.year), Int(date.month), Int(date.day))
     }
 
     @inline(__always)
