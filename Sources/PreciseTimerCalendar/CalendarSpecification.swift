@@ -106,9 +106,13 @@ struct CalendarSpecification: Hashable, Sendable {
 
     private static func isValid(_ chain: [CalendarComponent]?, from: Int, to: Int, endOfMonth: Bool) -> Bool {
         guard let chain else { return true }
-        // Days from the end of the month: at most 28 back.
-        let to = endOfMonth ? to - 3 : to
+        var to = to
         for component in chain {
+            // Days from the end of the month: at most 28 back for the first value. systemd
+            // takes 3 more off for each further value of the list (its check recurses with the
+            // bound it lowered), so `*~17,26` is refused while `*~26` is not: kept, as the
+            // refusal is systemd's answer.
+            if endOfMonth { to -= 3 }
             guard component.start >= from && component.start <= to, component.repetition <= to - from else {
                 return false
             }
