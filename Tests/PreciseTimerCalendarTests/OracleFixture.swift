@@ -8,7 +8,8 @@ struct OracleFixture {
         var localZone: String?
         var spec: String
         var base: Int64
-        /// nil: systemd refused the specification.
+        /// nil: systemd refused the specification; "GAVE-UP": it accepted it but gave up on its
+        /// first elapse (the row's elapses are then "never").
         var normalized: String?
         /// Whole seconds; systemd stops at the first "never".
         var elapses: [String]

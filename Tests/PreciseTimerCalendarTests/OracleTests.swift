@@ -41,7 +41,7 @@ struct OracleTests {
             case (.success(let schedule), .none):
                 mismatches.append("\(row.spec): accepted as \(schedule), systemd refuses it")
             case (.success(let schedule), .some(let normalized)):
-                if schedule.description != normalized {
+                if normalized != "GAVE-UP" && schedule.description != normalized {
                     mismatches.append("\(row.spec): normalized \(schedule.description), systemd \(normalized)")
                 }
                 var base = WallClockInstant(nanosecondsSinceEpoch: row.base * 1_000_000_000)
