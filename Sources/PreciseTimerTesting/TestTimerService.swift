@@ -81,12 +81,16 @@ public final class TestTimerService: TimerCoreService {
     /// deadlines passed while asleep, with their missed occurrences or periods per their
     /// ``MissedTickPolicy``. ``TimerOptions/ClockKind/suspending`` timers do not move.
     ///
-    /// - Throws: ``PreciseTimerError/Code/invalidDelay`` for a negative or too long duration.
-    public func suspend(for duration: Duration) throws(PreciseTimerError) {
-        let nanoseconds = try duration.validatedDelay(for: nil)
+    /// Like ``setWallClock(to:)``, it cannot fail, as the contract (DESIGN, Version 3) gives
+    /// it: a machine cannot sleep for less than nothing, so a negative duration suspends for no
+    /// time at all, and one beyond ``TimerService/maximumDuration`` for that long.
+    public func suspend(for duration: Duration) {
+        let nanoseconds =
+            (try? duration.validatedDelay(for: nil))
+            ?? (duration < .zero ? 0 : TimerLimits.maximumNanoseconds)
         self.clock.suspend(nanoseconds)
         self.core.rebase()
-        try self.advance(by: .zero)
+        try? self.advance(by: .zero)
     }
 
     /// Moves time forward by `duration`, firing every timer due on the way at its deadline.

@@ -107,4 +107,19 @@ struct VirtualTimeEdgeTests {
         }
         #expect(ticks.values.map(\.missed) == [0, 0, 0, 0])
     }
+
+    @Test("suspend(for:) cannot fail: a negative duration sleeps for no time, a huge one saturates")
+    func suspendBounds() throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let wall = timers.wallClockNow
+        let calls = Recorder<Tick>()
+        try timers.scheduleRepeating(every: .seconds(60), options: .init(clock: .continuous)) { calls.append($0) }
+        timers.suspend(for: .seconds(-3600))
+        #expect(timers.wallClockNow == wall, "time never runs backwards")
+        #expect(calls.values.isEmpty)
+        timers.suspend(for: .seconds(Int64.max))
+        #expect(timers.wallClockNow.duration(to: wall) < .zero)
+        #expect(calls.values.count == 1, "one call for the latest missed period (.skip), however long the sleep")
+    }
 }

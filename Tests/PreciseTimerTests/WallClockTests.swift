@@ -84,7 +84,7 @@ struct WallClockTests {
         defer { timers.shutdown() }
         let ticks = Recorder<Tick>()
         try timers.scheduleRepeating(id: "m", on: EveryWallClockInterval(interval: minute)) { ticks.append($0) }
-        try timers.suspend(for: .seconds(600))  // to 00:10:30: occurrences 00:01 … 00:10 pass asleep
+        timers.suspend(for: .seconds(600))  // to 00:10:30: occurrences 00:01 … 00:10 pass asleep
         #expect(ticks.values.count == 1)
         #expect(ticks.values.first?.missed == 9)
         #expect(ticks.values.first?.wallClockDeadline == TestTimerService.defaultWallClock.advanced(by: .seconds(600)))
@@ -101,10 +101,10 @@ struct WallClockTests {
         try timers.scheduleRepeating(
             id: "m", on: EveryWallClockInterval(interval: minute), options: .init(missedTicks: .burst)
         ) { ticks.append($0) }
-        try timers.suspend(for: .seconds(300))  // to 00:05:30
+        timers.suspend(for: .seconds(300))  // to 00:05:30
         let first = TestTimerService.defaultWallClock.advanced(by: .seconds(60))
         #expect(ticks.values.map(\.wallClockDeadline) == (0..<5).map { first.advanced(by: .seconds(60 * $0)) })
-        try timers.suspend(for: .seconds(60 * 40))  // to 00:45:30: 00:06 … 00:45 pending
+        timers.suspend(for: .seconds(60 * 40))  // to 00:45:30: 00:06 … 00:45 pending
         #expect(ticks.values.count == 5 + 1 + MissedTickPolicy.maximumBurst, "16 catch-up calls, then one skip")
         #expect(ticks.values.last?.missed ?? 0 > 0)
         #expect(
@@ -168,7 +168,7 @@ struct WallClockTests {
         try timers.scheduleRepeating(id: "beat", every: .seconds(60), options: .init(clock: .continuous)) {
             ticks.append($0)
         }
-        try timers.suspend(for: .seconds(6 * 3600))
+        timers.suspend(for: .seconds(6 * 3600))
         #expect(fired.values == ["continuous"])
         #expect(ticks.values.count == 1)
         #expect(ticks.values.first?.missed == 359, "6 hours of 1-minute periods: one call, 359 skipped")
@@ -230,7 +230,7 @@ struct WallClockTests {
         try timers.advance(by: .seconds(3 * 3600))
         #expect(calls.values.count == 1, "03:00 on that day already fired")
         timers.setWallClock(to: midnight)
-        try timers.suspend(for: .seconds(3 * 86_400))
+        timers.suspend(for: .seconds(3 * 86_400))
         #expect(calls.values.count == 2)
         #expect(calls.values.last?.missed == 1)
     }
