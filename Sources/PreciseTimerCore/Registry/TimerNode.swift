@@ -33,7 +33,8 @@ package final class TimerNode: @unchecked Sendable {
     /// Pending: the next deadline. Taken or running: the deadline the call answers, from which
     /// the next one is computed. Paused: the nanoseconds it had left.
     @exclusivity(unchecked) package var deadline: Int64
-    /// Where its entry is in its shard's ``TimerHeap`` while pending; -1 otherwise.
+    /// Where its entry is in its shard's ``TimerHeap`` while pending (stale while the entry is in
+    /// the heap's due run, see ``TimerHeap/remove(_:)``); -1 otherwise.
     @exclusivity(unchecked) package var heapIndex: Int32 = -1
     @exclusivity(unchecked) package var state: State = .pending
     package let policy: MissedTickPolicy
@@ -95,6 +96,17 @@ package final class TimerNode: @unchecked Sendable {
     /// Whether the timer fires more than once: an interval, or a wall-clock schedule.
     @inline(__always)
     package var repeats: Bool { self.interval > 0 || self.clock?.schedule != nil }
+
+    /// The address of the handler's closure context (0 without a handler), for prefetching
+    /// only: a thick closure is a function pointer and a context reference, in that order (the
+    /// Swift ABI's layout), and reading the handler as a value would retain the context, the
+    /// very cache miss a prefetch is meant to hide. Read under the shard's lock.
+    @inline(__always)
+    package var handlerContextAddress: UInt {
+        withUnsafeMutablePointer(to: &self.handler) {
+            UnsafeRawPointer($0).load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt.self)
+        }
+    }
 
     /// Gives the node its ID (and that ID's hash), before it is registered.
     @inline(__always)

@@ -67,6 +67,12 @@ package final class TimerTable {
         return nil
     }
 
+    /// The address of the slot where a look-up of `hash` starts, for prefetching only.
+    @inline(__always)
+    package func slotAddress(hash: UInt64) -> UInt {
+        UInt(bitPattern: self.slots + (Int(truncatingIfNeeded: hash) & self.mask))
+    }
+
     /// Inserts `node` under its ID unless that ID is taken; returns the node already registered
     /// under it, in which case nothing changed.
     package func insert(_ node: TimerNode, hash: UInt64) -> TimerNode? {
