@@ -1,8 +1,21 @@
 import PreciseTimer
+import Synchronization
 import Testing
 
-/// The heap's due run (a storm gathered in one pass): invisible to everything but the clock.
-@Suite("Due run")
+/// Counts the deinits of the objects handlers capture: every handler released exactly once.
+private final class Released: Sendable {
+    let count = Atomic<Int>(0)
+}
+
+private final class Capture: Sendable {
+    let released: Released
+    init(_ released: Released) { self.released = released }
+    deinit { self.released.count.add(1, ordering: .relaxed) }
+}
+
+/// The heap's due run (a storm gathered in one pass) and the sweep's release order: both must be
+/// invisible to everything but the clock.
+@Suite("Due run and sweep release")
 struct DueRunTests {
     private static func node(_ id: TimerID, deadline: Int64, sequence: UInt64) -> TimerNode {
         let node = TimerNode(id: id, deadline: deadline, interval: 0, options: .init()) { _ in }
@@ -114,5 +127,39 @@ struct DueRunTests {
         #expect(model.values.allSatisfy { $0.deadline > 2_000 })
         #expect(registry.heapCount == model.count && registry.count == model.count)
         #expect(fired > 300)
+    }
+
+    @Test(
+        "a close releases every handler exactly once, whatever the sequences",
+        arguments: ["dense", "sparse", "shared"])
+    func sweepReleasesEveryHandler(sequences: String) throws {
+        let released = Released()
+        var registries = (0..<4).map { _ in ShardState() }
+        var total = 0
+        for index in 0..<400 {
+            let capture = Capture(released)
+            let id = TimerID("t\(index)")
+            let node = TimerNode(id: id, deadline: Int64(index % 13), interval: 0, options: .init()) { _ in
+                withExtendedLifetime(capture) {}
+            }
+            node.name(id)
+            node.sequence =
+                switch sequences {
+                case "dense": UInt64(index + 1)
+                case "sparse": UInt64(index) * 1_000_003
+                default: UInt64(index / 3)  // Hand-made nodes sharing sequences.
+                }
+            _ = try registries[index % 4].add(node)
+            total += 1
+        }
+        // Paused and taken timers are in the table only.
+        let paused = registries[0].pause(TimerID("t0"), hash: TimerID("t0").tableHash, now: 0)
+        #expect(paused)
+        _ = registries[1].next(now: 100)
+        let sweeps = registries.indices.compactMap { registries[$0].close(.shutDown) }
+        #expect(sweeps.count == 4)
+        #expect(released.count.load(ordering: .relaxed) == 0)
+        ShardState.Swept.release(sweeps)
+        #expect(released.count.load(ordering: .relaxed) == total)
     }
 }

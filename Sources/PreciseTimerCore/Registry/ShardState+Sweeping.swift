@@ -13,22 +13,104 @@ extension ShardState {
             self.count = timers.count
         }
 
-        /// Lets go of every handler and node, in one pass over the nodes (user code may run: call
-        /// it outside the lock). A node still referenced by a fire in flight keeps nothing: its
-        /// call can no longer begin.
+        /// Lets go of every handler and node (user code may run: call it outside the lock). A
+        /// node still referenced by a fire in flight keeps nothing: its call can no longer begin.
+        /// See ``release(_:prefetchingWith:)``.
+        package func release(prefetchingWith driver: (any TimerDriver)? = nil) {
+            Self.release([self], prefetchingWith: driver)
+        }
+
+        /// Lets go of every handler and node of several sweeps (a close sweeps every shard), in
+        /// one pass over the nodes (user code may run: call it outside the locks).
         ///
-        /// Pending timers go first, in heap order, which for timers of one delay is close to the
-        /// order they were allocated in: their nodes, closures and captures then come from memory
-        /// nearly in sequence rather than in hash order.
-        /// The table's remaining timers (paused, or with a call in flight) follow.
-        package func release() {
+        /// Pending timers go first, in the order they were scheduled when their sequences are
+        /// dense (a bulk of timers scheduled together, the case where a shutdown is slow), which
+        /// is the order their nodes, closures and captures were allocated in: memory is then read
+        /// nearly in sequence and freed next to what was just freed, rather than one shard at a
+        /// time (a shard's timers are every 64th allocation, scattered). Otherwise shard by shard,
+        /// in heap order. The tables' remaining timers (paused, or with a call in flight) follow.
+        ///
+        /// - Parameter driver: Where prefetch hints go (``TimerDriver/prefetch(address:)``): while
+        ///   a timer is released, the node eight places on starts loading, and the table slot and
+        ///   closure context of the node four places on (whose node has arrived by then). Without
+        ///   them every timer waits for each of those cache misses in series. `nil`: no hints.
+        package static func release(_ sweeps: [Swept], prefetchingWith driver: (any TimerDriver)? = nil) {
             // Safe outside the lock: no registry path reads the handler of a node of a past era
-            // (``begin(_:)`` checks the era first), and nothing reaches this table or heap any more.
-            self.heap.forEachNode { node in
-                node.handler = nil
-                self.timers.remove(node.id, hash: node.hash)
+            // (``begin(_:)`` checks the era first), and nothing reaches these tables or heaps any more.
+            let order = Self.releaseOrder(sweeps)
+            for index in order.indices {
+                if let driver {
+                    if index + 16 < order.count {
+                        let address = order[index + 16].node
+                        driver.prefetch(address: address)
+                        driver.prefetch(address: address &+ 64)
+                        driver.prefetch(address: address &+ 128)
+                    }
+                    if index + 8 < order.count {
+                        // Still owned by its table: only the nodes before `index` were let go.
+                        let ahead = order[index + 8]
+                        Unmanaged<TimerNode>.fromOpaque(UnsafeRawPointer(bitPattern: ahead.node)!)
+                            ._withUnsafeGuaranteedRef { node in
+                                driver.prefetch(address: sweeps[ahead.sweep].timers.slotAddress(hash: node.hash))
+                                driver.prefetch(address: node.handlerContextAddress)
+                            }
+                    }
+                }
+                let item = order[index]
+                // Borrowed, not retained: the table's reference, given back just below, is the last.
+                let (id, hash) = Unmanaged<TimerNode>.fromOpaque(UnsafeRawPointer(bitPattern: item.node)!)
+                    ._withUnsafeGuaranteedRef { node in
+                        node.handler = nil
+                        return (node.id, node.hash)
+                    }
+                sweeps[item.sweep].timers.remove(id, hash: hash)
             }
-            self.timers.removeAll { $0.handler = nil }
+            for sweep in sweeps {
+                sweep.timers.removeAll { $0.handler = nil }
+            }
+        }
+
+        /// A pending node to release: its address, and which sweep's table holds it.
+        private struct Pending {
+            /// 0: none (a gap in the sequence numbers).
+            var node: UInt
+            var sweep: Int
+        }
+
+        /// The pending nodes of `sweeps` in release order (see ``release(_:prefetchingWith:)``),
+        /// read from the heaps' entries without touching a node.
+        private static func releaseOrder(_ sweeps: [Swept]) -> [Pending] {
+            var total = 0
+            var low = UInt64.max
+            var high = UInt64.min
+            for sweep in sweeps {
+                sweep.heap.forEachEntry { sequence, _ in
+                    total += 1
+                    low = Swift.min(low, sequence)
+                    high = Swift.max(high, sequence)
+                }
+            }
+            var order: [Pending] = []
+            order.reserveCapacity(total)
+            // Dense: placed by sequence number, in O(n), into at most four places per timer.
+            if total > 1, high - low < UInt64(4 * total) {
+                var placed = [Pending](repeating: Pending(node: 0, sweep: 0), count: Int(high - low) + 1)
+                for (index, sweep) in sweeps.enumerated() {
+                    sweep.heap.forEachEntry { sequence, node in
+                        // Sequences are unique per core; a node that had to share one (hand-made
+                        // in a test) is left to the tables' pass, which releases every node left.
+                        placed[Int(sequence - low)] = Pending(node: UInt(bitPattern: node.toOpaque()), sweep: index)
+                    }
+                }
+                for pending in placed where pending.node != 0 { order.append(pending) }
+            } else {
+                for (index, sweep) in sweeps.enumerated() {
+                    sweep.heap.forEachEntry { _, node in
+                        order.append(Pending(node: UInt(bitPattern: node.toOpaque()), sweep: index))
+                    }
+                }
+            }
+            return order
         }
     }
 

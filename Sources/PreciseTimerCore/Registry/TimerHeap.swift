@@ -109,6 +109,17 @@ package struct TimerHeap {
         }
     }
 
+    /// Calls `body` with every entry's sequence and node (unretained: the table owns it), in
+    /// the order of ``forEachNode(_:)``, touching no node.
+    package func forEachEntry(_ body: (_ sequence: UInt64, _ node: Unmanaged<TimerNode>) -> Void) {
+        for runEntry in self.run[self.runStart...] where runEntry.isLive {
+            body(runEntry.entry.sequence, runEntry.entry.node)
+        }
+        for entry in self.entries {
+            body(entry.sequence, entry.node)
+        }
+    }
+
     /// Adds `node` at its current deadline and sequence.
     package mutating func insert(_ node: TimerNode) {
         self.entries.append(Entry(deadline: node.fireAt, sequence: node.sequence, node: .passUnretained(node)))
