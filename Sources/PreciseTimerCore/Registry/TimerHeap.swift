@@ -226,11 +226,73 @@ package struct TimerHeap {
             }
         }
         self.entries.removeLast(self.entries.count - kept)
-        run.sort { $0.entry < $1.entry }
+        Self.sortInFiringOrder(&run)
         self.run = run
         self.runStart = 0
         self.runCount = run.count
         self.heapify()
+    }
+
+    /// Sorts a gathered run by deadline, then sequence. Both usually span few bits (a storm's
+    /// deadlines lie within microseconds, its sequences within the timers scheduled since), so
+    /// they are packed into one 64-bit key and sorted by radix, 8 bits a pass, in O(n) per pass:
+    /// a comparison sort of the 32-byte entries was about a seventh of the loop's time in a
+    /// storm. Keys that do not fit in 64 bits fall back to a comparison sort.
+    private static func sortInFiringOrder(_ run: inout ContiguousArray<RunEntry>) {
+        let count = run.count
+        guard count > 1 else { return }
+        var lowDeadline = Int64.max
+        var highDeadline = Int64.min
+        var lowSequence = UInt64.max
+        var highSequence = UInt64.min
+        for runEntry in run {
+            lowDeadline = Swift.min(lowDeadline, runEntry.entry.deadline)
+            highDeadline = Swift.max(highDeadline, runEntry.entry.deadline)
+            lowSequence = Swift.min(lowSequence, runEntry.entry.sequence)
+            highSequence = Swift.max(highSequence, runEntry.entry.sequence)
+        }
+        // Two's complement: the wrapped difference is the true span, which fits in 64 bits unsigned.
+        let deadlineBits = UInt64.bitWidth - UInt64(bitPattern: highDeadline &- lowDeadline).leadingZeroBitCount
+        let sequenceBits = UInt64.bitWidth - (highSequence - lowSequence).leadingZeroBitCount
+        guard deadlineBits + sequenceBits <= UInt64.bitWidth, count <= Int(UInt32.max) else {
+            run.sort { $0.entry < $1.entry }
+            return
+        }
+        // (key, index in `run`); `<<` by 64 (no sequence bits left) is 0, as wanted.
+        var keyed = ContiguousArray<(key: UInt64, index: UInt32)>()
+        keyed.reserveCapacity(count)
+        for index in 0..<count {
+            let entry = run[index].entry
+            let key =
+                UInt64(bitPattern: entry.deadline &- lowDeadline) << UInt64(sequenceBits)
+                | (entry.sequence - lowSequence)
+            keyed.append((key, UInt32(truncatingIfNeeded: index)))
+        }
+        var spare = keyed
+        var counts = [Int](repeating: 0, count: 257)
+        var shift: UInt64 = 0
+        while shift < UInt64(deadlineBits + sequenceBits) {
+            keyed.withUnsafeBufferPointer { source in
+                spare.withUnsafeMutableBufferPointer { target in
+                    counts.withUnsafeMutableBufferPointer { counts in
+                        for index in 0...256 { counts[index] = 0 }
+                        for item in source { counts[Int((item.key >> shift) & 0xFF) + 1] += 1 }
+                        for digit in 1...256 { counts[digit] += counts[digit - 1] }
+                        for item in source {
+                            let digit = Int((item.key >> shift) & 0xFF)
+                            target[counts[digit]] = item
+                            counts[digit] += 1
+                        }
+                    }
+                }
+            }
+            swap(&keyed, &spare)
+            shift += 8
+        }
+        let unsorted = run
+        for index in 0..<count {
+            run[index] = unsorted[Int(keyed[index].index)]
+        }
     }
 
     /// How many entries are due at `bound`, counting no further than `limit`: a walk down from
