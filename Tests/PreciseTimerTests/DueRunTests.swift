@@ -13,6 +13,10 @@ private final class Capture: Sendable {
     deinit { self.released.count.add(1, ordering: .relaxed) }
 }
 
+/// glibc's `malloc_usable_size` (declared in `<malloc.h>`, which the Glibc module leaves out).
+@_silgen_name("malloc_usable_size")
+private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer?) -> Int
+
 /// The heap's due run (a storm gathered in one pass) and the sweep's release order: both must be
 /// invisible to everything but the clock.
 @Suite("Due run and sweep release")
@@ -22,6 +26,13 @@ struct DueRunTests {
         node.name(id)
         node.sequence = sequence
         return node
+    }
+
+    @Test("a node fits glibc's largest fast-bin chunk, so freeing one never merges free neighbours")
+    func nodeSize() {
+        let node = Self.node("size", deadline: 0, sequence: 1)
+        // A 128-byte chunk has 120 usable bytes; the next size up has 136.
+        #expect(mallocUsableSize(Unmanaged.passUnretained(node).toOpaque()) <= 120)
     }
 
     @Test("a heap with a due run pops in firing order through removals and earlier inserts", arguments: [1, 2, 3, 4])

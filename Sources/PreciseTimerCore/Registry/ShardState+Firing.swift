@@ -40,8 +40,9 @@ extension ShardState {
     }
 
     /// While the heap serves a due run, starts loading what this shard's next fires touch: the
-    /// run's entries a few places on, the node after next (its three cache lines), and, from the next node (loaded by the previous
-    /// call), its table slot and its handler's closure context. In a storm the loop comes back to
+    /// run's entries a few places on, the node after next (its two or three cache lines), and,
+    /// from the next node (loaded by the previous call), its table slot and its handler's
+    /// closure context. In a storm the loop comes back to
     /// this shard only after serving the others, so the memory has arrived by then; without it,
     /// every fire waits for each of these misses in series. Hints only: nothing is dereferenced
     /// but the next node, which the run holds (and the table owns) under the shard's lock.
@@ -53,7 +54,7 @@ extension ShardState {
             let address = UInt(bitPattern: after.toOpaque())
             driver.prefetch(address: address)
             driver.prefetch(address: address &+ 64)
-            driver.prefetch(address: address &+ 128)
+            driver.prefetch(address: address &+ 119)  // 120 bytes: a third line unless aligned.
         }
         next._withUnsafeGuaranteedRef { node in
             driver.prefetch(address: self.timers.slotAddress(hash: node.hash))
@@ -132,9 +133,9 @@ extension ShardState {
         let node = fire.node
         guard node.era == self.era, node.state == .running else { return (false, nil) }
         var next: Int64
-        if node.rescheduledTo != TimerNode.notRescheduled {
-            next = node.rescheduledTo
-            node.rescheduledTo = TimerNode.notRescheduled
+        if node.isRescheduled {
+            next = node.deadline
+            node.isRescheduled = false
             self.retarget(node, to: next, now: now)
         } else if let clock = node.clock, let schedule = clock.schedule {
             guard let occurrence = schedule.next(after: WallClockInstant(nanosecondsSinceEpoch: clock.anchor)) else {

@@ -172,7 +172,8 @@ package struct ShardState {
             self.retarget(node, to: deadline, now: now)
             return (true, self.push(node))
         case .running:
-            node.rescheduledTo = deadline
+            node.deadline = deadline
+            node.isRescheduled = true
             return (true, false)
         case .paused:
             node.deadline = max(0, deadline - now)
