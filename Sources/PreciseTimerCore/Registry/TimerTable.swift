@@ -135,6 +135,15 @@ package final class TimerTable {
         oldSlots.deallocate()
     }
 
+    /// Hands the table's reference to each of its nodes over to the caller, who releases each
+    /// exactly once, and frees the slots: the table is left empty, touching no node.
+    package func abandonAll() {
+        self.slots.deallocate()
+        self.slots = Self.allocate(Self.minimumCapacity)
+        self.mask = Self.minimumCapacity - 1
+        self.count = 0
+    }
+
     /// Calls `body` with every node, then lets go of it, leaving the table empty: one pass, so a
     /// node cold in memory is fetched once, not once to clear it and once more to free it.
     package func removeAll(_ body: (TimerNode) -> Void) {
