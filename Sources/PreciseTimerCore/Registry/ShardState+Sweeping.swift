@@ -31,9 +31,10 @@ extension ShardState {
         /// in heap order. The tables' remaining timers (paused, or with a call in flight) follow.
         ///
         /// - Parameter driver: Where prefetch hints go (``TimerDriver/prefetch(address:)``): while
-        ///   a timer is released, the node eight places on starts loading, and the table slot and
-        ///   closure context of the node four places on (whose node has arrived by then). Without
-        ///   them every timer waits for each of those cache misses in series. `nil`: no hints.
+        ///   a timer is released, the node sixteen places on starts loading, and the table slot
+        ///   and closure context of the node eight places on (whose node has arrived by then).
+        ///   Without them every timer waits for each of those cache misses in series. `nil`: no
+        ///   hints.
         package static func release(_ sweeps: [Swept], prefetchingWith driver: (any TimerDriver)? = nil) {
             // Safe outside the lock: no registry path reads the handler of a node of a past era
             // (``begin(_:)`` checks the era first), and nothing reaches these tables or heaps any more.

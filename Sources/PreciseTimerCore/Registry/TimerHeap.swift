@@ -210,8 +210,6 @@ package struct TimerHeap {
         var run = ContiguousArray<RunEntry>()
         var kept = 0
         self.entries.withUnsafeMutableBufferPointer { buffer in
-            // Index order is close to firing order for the due part (a parent is never after its
-            // children), so the sort below finds long ascending stretches.
             var gathered = 0
             for index in 0..<buffer.count where buffer[index].deadline <= bound { gathered += 1 }
             run.reserveCapacity(gathered)
