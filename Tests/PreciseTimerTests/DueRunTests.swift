@@ -92,6 +92,24 @@ struct DueRunTests {
         #expect(longestRun > 150)  // The storm was served from a run.
     }
 
+    @Test("a heap too large to gather under the lock in bounded time is popped one by one, in order")
+    func largeHeapIsNotGathered() {
+        var heap = TimerHeap()
+        let count = TimerHeap.maximumGather + 1
+        let nodes = (0..<count).map {
+            Self.node(TimerID("l\($0)"), deadline: Int64(($0 * 7919) % 100), sequence: UInt64($0 + 1))
+        }
+        for node in nodes { heap.insert(node) }
+        heap.gatherDue(notAfter: 1_000)
+        #expect(heap.dueRunCount == 0)
+        var last: (Int64, UInt64) = (.min, 0)
+        while let node = heap.removeMin() {
+            #expect(last < (node.fireAt, node.sequence))
+            last = (node.fireAt, node.sequence)
+        }
+        #expect(heap.count == 0)
+    }
+
     @Test("a registry storm fires in scheduling order while a fire cancels, reschedules and adds due timers")
     func registryStorm() throws {
         var random = SplitMix(seed: 7)
