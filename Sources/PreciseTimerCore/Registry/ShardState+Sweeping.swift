@@ -108,8 +108,10 @@ extension ShardState {
             }
             var order: [Pending] = []
             order.reserveCapacity(total)
-            // Dense: placed by sequence number, in O(n), into at most four places per timer.
-            if total > 1, high - low < UInt64(4 * total) {
+            // Dense: placed by sequence number, in O(n), into at most two places (32 bytes) per
+            // timer, a transient 48 bytes a timer with the order itself (about a fifth of what a
+            // pending timer holds), freed before this returns.
+            if total > 1, high - low < UInt64(2 * total) {
                 var placed = [Pending](repeating: Pending(node: 0, sweep: 0), count: Int(high - low) + 1)
                 // Sequences are unique per core; nodes that share one (hand-made in a test) follow
                 // the others, so that every pending node is in the order exactly once.
