@@ -76,7 +76,10 @@ package final class TimerNode: @unchecked Sendable {
     @inline(__always)
     package var catchUp: UInt8 {
         get { self.flags & Self.catchUpBits }
-        set { self.flags = (self.flags & ~Self.catchUpBits) | (newValue & Self.catchUpBits) }
+        set {
+            assert(newValue <= Self.catchUpBits, "TimerNode: catchUp holds six bits (MissedTickPolicy.maximumBurst)")
+            self.flags = (self.flags & ~Self.catchUpBits) | (newValue & Self.catchUpBits)
+        }
     }
 
     /// Set by `pause` while the handler runs: the timer parks when the call returns.
