@@ -133,17 +133,6 @@ package final class TimerNode: @unchecked Sendable {
     @inline(__always)
     package var repeats: Bool { self.interval > 0 || self.clock?.schedule != nil }
 
-    /// The address of the handler's closure context (0 without a handler), for prefetching
-    /// only: a thick closure is a function pointer and a context reference, in that order (the
-    /// Swift ABI's layout), and reading the handler as a value would retain the context, the
-    /// very cache miss a prefetch is meant to hide. Read under the shard's lock.
-    @inline(__always)
-    package var handlerContextAddress: UInt {
-        withUnsafeMutablePointer(to: &self.handler) {
-            UnsafeRawPointer($0).load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt.self)
-        }
-    }
-
     /// Gives the node its ID (and that ID's hash), before it is registered.
     @inline(__always)
     package func name(_ id: TimerID) {
