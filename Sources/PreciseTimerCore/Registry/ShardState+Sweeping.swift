@@ -32,8 +32,9 @@ extension ShardState {
         ///
         /// - Parameter driver: Where prefetch hints go (``TimerDriver/prefetch(address:)``): while
         ///   a timer is released, the node sixteen places on starts loading, and the table slot
-        ///   of the node eight places on (whose node has arrived by then). Without them every
-        ///   timer waits for each of those cache misses in series. `nil`: no hints.
+        ///   and closure context of the node eight places on (whose node has arrived by then).
+        ///   Without them every timer waits for each of those cache misses in series. `nil`: no
+        ///   hints.
         package static func release(_ sweeps: [Swept], prefetchingWith driver: (any TimerDriver)? = nil) {
             // Safe outside the lock: no registry path reads the handler of a node of a past era
             // (``begin(_:)`` checks the era first), and nothing reaches these tables or heaps any more.
@@ -60,12 +61,13 @@ extension ShardState {
                         // Still alive (owned by its table, or by this pass for a table that handed
                         // its references over): only the nodes before `index` were let go.
                         let ahead = order[index + 8]
-                        if !handedOver[ahead.sweep] {
-                            Unmanaged<TimerNode>.fromOpaque(UnsafeRawPointer(bitPattern: ahead.node)!)
-                                ._withUnsafeGuaranteedRef { node in
+                        Unmanaged<TimerNode>.fromOpaque(UnsafeRawPointer(bitPattern: ahead.node)!)
+                            ._withUnsafeGuaranteedRef { node in
+                                if !handedOver[ahead.sweep] {
                                     driver.prefetch(address: sweeps[ahead.sweep].timers.slotAddress(hash: node.hash))
                                 }
-                        }
+                                driver.prefetch(address: node.handlerContextAddress)
+                            }
                     }
                 }
                 let item = order[index]

@@ -32,7 +32,11 @@ package final class TimerNode: @unchecked Sendable {
 
     /// Set once, before the node is shared (a generated name may be redrawn on a clash).
     @exclusivity(unchecked) package var id: TimerID
-    @exclusivity(unchecked) package var handler: (@Sendable (Tick) -> Void)?
+    /// The handler (see ``handler``), in a struct: a closure stored bare is reabstracted through
+    /// two thunks (two allocations) whenever its storage is accessed generically, as taking its
+    /// address for ``handlerContextAddress`` or swapping it out does; a struct is stored and
+    /// passed the same way everywhere.
+    @exclusivity(unchecked) package var storedHandler: StoredHandler?
     /// Pending: the next deadline. Taken or running: the deadline the call answers, from which
     /// the next one is computed (running and ``isRescheduled``: the next deadline itself).
     /// Paused: the nanoseconds it had left.
@@ -66,6 +70,38 @@ package final class TimerNode: @unchecked Sendable {
     /// For a timer on the continuous or the wall clock: what ties `deadline` (then an estimate
     /// on the monotonic clock) to its own clock; `nil` for the monotonic clock.
     package let clock: ClockBinding?
+
+    /// A timer's handler, wrapped (see ``storedHandler``).
+    package struct StoredHandler {
+        package var body: @Sendable (Tick) -> Void
+    }
+
+    /// What the timer runs; `nil` once it ended (or its call began, for a one-shot).
+    @inline(__always)
+    package var handler: (@Sendable (Tick) -> Void)? {
+        get {
+            guard let stored = self.storedHandler else { return nil }
+            return stored.body
+        }
+        set {
+            if let newValue {
+                self.storedHandler = StoredHandler(body: newValue)
+            } else {
+                self.storedHandler = nil
+            }
+        }
+    }
+
+    /// The address of the handler's closure context (0 without a handler or context), for
+    /// prefetching only: a thick closure is a function pointer and a context reference, in that
+    /// order (the Swift ABI's layout), and reading the handler as a value would retain the
+    /// context, the very cache miss a prefetch is meant to hide. Read under the shard's lock.
+    @inline(__always)
+    package var handlerContextAddress: UInt {
+        withUnsafeMutablePointer(to: &self.storedHandler) {
+            UnsafeRawPointer($0).load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt.self)
+        }
+    }
 
     private static let catchUpBits: UInt8 = 0x3F
     private static let pauseWhenDoneBit: UInt8 = 0x40
@@ -120,7 +156,7 @@ package final class TimerNode: @unchecked Sendable {
         case .loop: self.queue = nil
         case .queue(let queue): self.queue = queue
         }
-        self.handler = handler
+        self.storedHandler = StoredHandler(body: handler)
     }
 
     /// When the loop fires the timer: its deadline, or for a tolerant timer the first point of
