@@ -31,6 +31,12 @@ struct PreciseStress: ParsableCommand {
     @Option(help: "Instead of the stress run, time shutdown with this many pending timers.")
     var measureShutdown: Int?
 
+    @Option(help: "Instead of the stress run, time storms of this many one-shots due at one instant.")
+    var measureStorm: Int?
+
+    @Option(help: "Storms to run with --measure-storm (the median is reported).")
+    var rounds = 5
+
     enum Contestant: String, ExpressibleByArgument, CaseIterable {
         case libevent, dispatch, both
     }
@@ -44,6 +50,10 @@ struct PreciseStress: ParsableCommand {
     func run() throws {
         if let timers = self.measureShutdown {
             print(try ShutdownRun(timers: timers).run())
+            return
+        }
+        if let timers = self.measureStorm {
+            print(try StormRun(timers: timers, rounds: self.rounds).run())
             return
         }
         var failed = false

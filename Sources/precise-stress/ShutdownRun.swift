@@ -31,6 +31,21 @@ struct ShutdownRun {
                     + "order, in \((MonotonicInstant.now() - start).summary)")
         }
 
+        // The two halves of `shutdown()`, timed apart: ending the timers (the core's close, which
+        // releases every handler on the calling thread), then stopping the loop thread.
+        do {
+            let service = try PreciseTimer()
+            try self.fill(service)
+            let start = MonotonicInstant.now()
+            service.core.close(.shutDown)
+            let closed = MonotonicInstant.now()
+            service.shutdown()
+            let stopped = MonotonicInstant.now()
+            lines.append(
+                "  split: close and release \((closed - start).summary), stop the loop thread \((stopped - closed).summary)"
+            )
+        }
+
         // The same steps on a bare registry, timed one by one.
         do {
             var registry = ShardState()
@@ -52,7 +67,8 @@ struct ShutdownRun {
             let freed = MonotonicInstant.now()
             lines.append(
                 "  one registry shard holding all: close (under the lock) \((closed - start).summary), "
-                    + "release handlers \((released - closed).summary), free table and heap \((freed - released).summary)")
+                    + "release handlers \((released - closed).summary), free table and heap \((freed - released).summary)"
+            )
         }
 
         // The asynchronous form, with nothing in flight.

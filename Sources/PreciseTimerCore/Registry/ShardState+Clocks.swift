@@ -98,6 +98,9 @@ extension ShardState {
     /// The number of heap entries (for tests: one per pending timer).
     package var heapCount: Int { self.heap.count }
 
+    /// The pending timers gathered into the heap's due run (for tests).
+    package var dueRunCount: Int { self.heap.dueRunCount }
+
     /// The number of registered timers.
     package var count: Int { self.timers.count }
 

@@ -8,7 +8,7 @@ extension ShardState {
             return node.deadline
         case .running:
             // The call answers `deadline`; unless moved meanwhile, the grid's next point follows.
-            if node.rescheduledTo != TimerNode.notRescheduled { return node.rescheduledTo }
+            if node.isRescheduled { return node.deadline }
             return saturatingAdd(node.deadline, node.interval)
         case .paused, .ended:
             return nil

@@ -172,7 +172,8 @@ package struct ShardState {
             self.retarget(node, to: deadline, now: now)
             return (true, self.push(node))
         case .running:
-            node.rescheduledTo = deadline
+            node.deadline = deadline
+            node.isRescheduled = true
             return (true, false)
         case .paused:
             node.deadline = max(0, deadline - now)
@@ -255,9 +256,10 @@ package struct ShardState {
     /// retained and released it there).
     @inline(__always)
     static func moveHandler(out node: TimerNode) -> (@Sendable (Tick) -> Void)? {
-        var handler: (@Sendable (Tick) -> Void)? = nil
-        swap(&handler, &node.handler)
-        return handler
+        var handler: TimerNode.StoredHandler? = nil
+        swap(&handler, &node.storedHandler)
+        guard let handler else { return nil }
+        return handler.body
     }
 
     mutating func end(_ node: TimerNode) -> (@Sendable (Tick) -> Void)? {

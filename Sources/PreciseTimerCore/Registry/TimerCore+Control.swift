@@ -78,7 +78,7 @@ extension TimerCore {
     package func cancelAll() {
         for shard in self.shards {
             let swept = shard.withLock { $0.cancelAll() }
-            swept.release()
+            swept.release(prefetchingWith: self.doorbell)
             self.instruments.cancelled(swept.count)
         }
     }

@@ -207,7 +207,7 @@ package final class TimerCore: Sendable {
         // On the calling thread only: sharing the work with Dispatch workers (tried: 37 → 30 ms
         // for 100 000 timers) took the cooperative pool's threads on Linux, where they are the
         // same threads, and starved every task of the process for seconds under load.
-        for shard in swept { shard.release() }
+        ShardState.Swept.release(swept, prefetchingWith: self.doorbell)
         self.instruments.closed(reason)
         self.instruments.ended(swept.reduce(0) { $0 + $1.count })
         self.closeNotice.fire()

@@ -24,23 +24,32 @@ package final class TimerNode: @unchecked Sendable {
     }
 
     // Fields are ordered so that what a cancel and a heap move touch comes first, and so that
-    // the node is 136 bytes, a 144-byte malloc chunk (250 B per pending timer with its table slot,
-    // heap entry and handler): a million pending timers is a normal load.
+    // the node is 120 bytes, a 128-byte malloc chunk (234 B per pending timer with its table slot,
+    // heap entry and handler): a million pending timers is a normal load. 128 bytes is also
+    // glibc's largest fast-bin chunk: freeing a node (a fired one-shot, a cancel, a shutdown) is
+    // a push onto a list, where a 144-byte chunk was merged with its free neighbours, writing
+    // into other free chunks all over the heap (a sixth of the loop's time in a fire storm).
 
     /// Set once, before the node is shared (a generated name may be redrawn on a clash).
     @exclusivity(unchecked) package var id: TimerID
-    @exclusivity(unchecked) package var handler: (@Sendable (Tick) -> Void)?
+    /// The handler (see ``handler``), in a struct: a closure stored bare is reabstracted through
+    /// two thunks (two allocations) whenever its storage is accessed generically, as taking its
+    /// address for ``handlerContextAddress`` or swapping it out does; a struct is stored and
+    /// passed the same way everywhere.
+    @exclusivity(unchecked) package var storedHandler: StoredHandler?
     /// Pending: the next deadline. Taken or running: the deadline the call answers, from which
-    /// the next one is computed. Paused: the nanoseconds it had left.
+    /// the next one is computed (running and ``isRescheduled``: the next deadline itself).
+    /// Paused: the nanoseconds it had left.
     @exclusivity(unchecked) package var deadline: Int64
-    /// Where its entry is in its shard's ``TimerHeap`` while pending; -1 otherwise.
+    /// Where its entry is in its shard's ``TimerHeap`` while pending (stale while the entry is in
+    /// the heap's due run, see ``TimerHeap/remove(_:)``); -1 otherwise.
     @exclusivity(unchecked) package var heapIndex: Int32 = -1
     @exclusivity(unchecked) package var state: State = .pending
     package let policy: MissedTickPolicy
-    /// Set by `pause` while the handler runs: the timer parks when the call returns.
-    @exclusivity(unchecked) package var pauseWhenDone = false
-    /// `.burst` catch-up calls made in a row (see ``MissedTickPolicy/maximumBurst``).
-    @exclusivity(unchecked) package var catchUp: UInt8 = 0
+    /// ``catchUp``, ``pauseWhenDone`` and ``isRescheduled`` in one byte.
+    @exclusivity(unchecked) private var flags: UInt8 = 0
+    /// The coalescing grid's step as a power of two (see ``coalescing``); 0: no grid.
+    private let coalescingShift: UInt8
     /// Bumped whenever a fire already taken becomes stale (reschedule, pause): only a fire
     /// stamped with the current epoch may start a call.
     @exclusivity(unchecked) package var epoch: UInt32 = 0
@@ -58,16 +67,79 @@ package final class TimerNode: @unchecked Sendable {
     /// The ID's ``TimerID/tableHash``, set with `id`: it picks the node's shard and table slot,
     /// so the loop never hashes a string to find them again.
     @exclusivity(unchecked) package var hash: UInt64 = 0
-    /// Set by `reschedule` while the handler runs: the next deadline, used when the call returns;
-    /// ``notRescheduled`` otherwise (a sentinel, not an optional, to keep the node in its 144-byte malloc class).
-    @exclusivity(unchecked) package var rescheduledTo: Int64 = TimerNode.notRescheduled
-    package static let notRescheduled = Int64.min
     /// For a timer on the continuous or the wall clock: what ties `deadline` (then an estimate
     /// on the monotonic clock) to its own clock; `nil` for the monotonic clock.
     package let clock: ClockBinding?
+
+    /// A timer's handler, wrapped (see ``storedHandler``).
+    package struct StoredHandler {
+        package var body: @Sendable (Tick) -> Void
+    }
+
+    /// What the timer runs; `nil` once it ended (or its call began, for a one-shot).
+    @inline(__always)
+    package var handler: (@Sendable (Tick) -> Void)? {
+        get {
+            guard let stored = self.storedHandler else { return nil }
+            return stored.body
+        }
+        set {
+            if let newValue {
+                self.storedHandler = StoredHandler(body: newValue)
+            } else {
+                self.storedHandler = nil
+            }
+        }
+    }
+
+    /// The address of the handler's closure context (0 without a handler or context), for
+    /// prefetching only: a thick closure is a function pointer and a context reference, in that
+    /// order (the Swift ABI's layout), and reading the handler as a value would retain the
+    /// context, the very cache miss a prefetch is meant to hide. Read under the shard's lock.
+    @inline(__always)
+    package var handlerContextAddress: UInt {
+        withUnsafeMutablePointer(to: &self.storedHandler) {
+            UnsafeRawPointer($0).load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt.self)
+        }
+    }
+
+    private static let catchUpBits: UInt8 = 0x3F
+    private static let pauseWhenDoneBit: UInt8 = 0x40
+    private static let isRescheduledBit: UInt8 = 0x80
+
+    /// `.burst` catch-up calls made in a row (see ``MissedTickPolicy/maximumBurst``, which six
+    /// bits hold).
+    @inline(__always)
+    package var catchUp: UInt8 {
+        get { self.flags & Self.catchUpBits }
+        set {
+            assert(newValue <= Self.catchUpBits, "TimerNode: catchUp holds six bits (MissedTickPolicy.maximumBurst)")
+            self.flags = (self.flags & ~Self.catchUpBits) | (newValue & Self.catchUpBits)
+        }
+    }
+
+    /// Set by `pause` while the handler runs: the timer parks when the call returns.
+    @inline(__always)
+    package var pauseWhenDone: Bool {
+        get { self.flags & Self.pauseWhenDoneBit != 0 }
+        set { self.flags = newValue ? self.flags | Self.pauseWhenDoneBit : self.flags & ~Self.pauseWhenDoneBit }
+    }
+
+    /// Set by `reschedule` while the handler runs: ``deadline`` then holds the next deadline,
+    /// used when the call returns (the one the call answers is in its fire, and nothing reads
+    /// it from the node once the call has begun).
+    @inline(__always)
+    package var isRescheduled: Bool {
+        get { self.flags & Self.isRescheduledBit != 0 }
+        set { self.flags = newValue ? self.flags | Self.isRescheduledBit : self.flags & ~Self.isRescheduledBit }
+    }
+
     /// The coalescing grid's step minus one (a power of two minus one), from the options'
     /// tolerance; 0 for a timer that fires at its deadline (see ``fireAt``).
-    package let coalescing: Int64
+    @inline(__always)
+    package var coalescing: Int64 {
+        self.coalescingShift == 0 ? 0 : (Int64(1) << Int64(self.coalescingShift)) - 1
+    }
 
     package init(
         id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions, clock: ClockBinding? = nil,
@@ -77,13 +149,14 @@ package final class TimerNode: @unchecked Sendable {
         self.deadline = deadline
         self.interval = interval
         self.clock = clock
-        self.coalescing = Coalescing.mask(tolerance: interval > 0 ? min(tolerance, interval / 2) : tolerance)
+        let mask = Coalescing.mask(tolerance: interval > 0 ? min(tolerance, interval / 2) : tolerance)
+        self.coalescingShift = mask == 0 ? 0 : UInt8((mask &+ 1).trailingZeroBitCount)
         self.policy = options.missedTicks
         switch options.executor {
         case .loop: self.queue = nil
         case .queue(let queue): self.queue = queue
         }
-        self.handler = handler
+        self.storedHandler = StoredHandler(body: handler)
     }
 
     /// When the loop fires the timer: its deadline, or for a tolerant timer the first point of

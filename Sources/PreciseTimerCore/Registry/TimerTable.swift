@@ -67,6 +67,12 @@ package final class TimerTable {
         return nil
     }
 
+    /// The address of the slot where a look-up of `hash` starts, for prefetching only.
+    @inline(__always)
+    package func slotAddress(hash: UInt64) -> UInt {
+        UInt(bitPattern: self.slots + (Int(truncatingIfNeeded: hash) & self.mask))
+    }
+
     /// Inserts `node` under its ID unless that ID is taken; returns the node already registered
     /// under it, in which case nothing changed.
     package func insert(_ node: TimerNode, hash: UInt64) -> TimerNode? {
@@ -127,6 +133,15 @@ package final class TimerTable {
             self.slots[index] = oldSlots[old]
         }
         oldSlots.deallocate()
+    }
+
+    /// Hands the table's reference to each of its nodes over to the caller, who releases each
+    /// exactly once, and frees the slots: the table is left empty, touching no node.
+    package func abandonAll() {
+        self.slots.deallocate()
+        self.slots = Self.allocate(Self.minimumCapacity)
+        self.mask = Self.minimumCapacity - 1
+        self.count = 0
     }
 
     /// Calls `body` with every node, then lets go of it, leaving the table empty: one pass, so a

@@ -1,0 +1,201 @@
+import PreciseTimer
+import Synchronization
+import Testing
+
+/// Counts the deinits of the objects handlers capture: every handler released exactly once.
+private final class Released: Sendable {
+    let count = Atomic<Int>(0)
+}
+
+private final class Capture: Sendable {
+    let released: Released
+    init(_ released: Released) { self.released = released }
+    deinit { self.released.count.add(1, ordering: .relaxed) }
+}
+
+/// glibc's `malloc_usable_size` (declared in `<malloc.h>`, which the Glibc module leaves out).
+@_silgen_name("malloc_usable_size")
+private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer?) -> Int
+
+/// The heap's due run (a storm gathered in one pass) and the sweep's release order: both must be
+/// invisible to everything but the clock.
+@Suite("Due run and sweep release")
+struct DueRunTests {
+    private static func node(_ id: TimerID, deadline: Int64, sequence: UInt64) -> TimerNode {
+        let node = TimerNode(id: id, deadline: deadline, interval: 0, options: .init()) { _ in }
+        node.name(id)
+        node.sequence = sequence
+        return node
+    }
+
+    @Test("a node fits glibc's largest fast-bin chunk, so freeing one never merges free neighbours")
+    func nodeSize() {
+        let node = Self.node("size", deadline: 0, sequence: 1)
+        // A 128-byte chunk has 120 usable bytes; the next size up has 136.
+        #expect(mallocUsableSize(Unmanaged.passUnretained(node).toOpaque()) <= 120)
+    }
+
+    @Test("a heap with a due run pops in firing order through removals and earlier inserts", arguments: [1, 2, 3, 4])
+    func heapMatchesModel(seed: UInt64) {
+        var random = SplitMix(seed: seed)
+        var heap = TimerHeap()
+        var pending: [ObjectIdentifier: TimerNode] = [:]
+        var nodes: [TimerNode] = []  // The heap does not retain its nodes.
+        var sequence: UInt64 = 0
+        func insert(deadline: Int64) {
+            sequence += 1
+            let node = Self.node(TimerID("n\(sequence)"), deadline: deadline, sequence: sequence)
+            nodes.append(node)
+            pending[ObjectIdentifier(node)] = node
+            heap.insert(node)
+        }
+        // Seeds above 2 spread some deadlines over the whole clock: the run's radix sort then
+        // cannot pack its keys and falls back to a comparison sort.
+        for index in 0..<300 {
+            let wide = seed > 2 && index % 10 == 0
+            insert(
+                deadline: wide
+                    ? -Int64.random(in: 0..<(1 << 62), using: &random) : Int64.random(in: 0..<150, using: &random))
+        }
+        var now: Int64 = 100
+        var popped = 0
+        var longestRun = 0
+        while !pending.isEmpty {
+            heap.gatherDue(notAfter: now)
+            longestRun = max(longestRun, heap.dueRunCount)
+            #expect(heap.count == pending.count)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0, 1:
+                // A removal anywhere: the run's front, its middle, or the heap proper.
+                let victim = pending.values.randomElement(using: &random)!
+                heap.remove(victim)
+                #expect(victim.heapIndex == -1)
+                pending[ObjectIdentifier(victim)] = nil
+            case 2:
+                insert(deadline: now - Int64.random(in: 0..<50, using: &random))  // Due, maybe before the run.
+            default:
+                let expected = pending.values.min { ($0.fireAt, $0.sequence) < ($1.fireAt, $1.sequence) }!
+                #expect(heap.min?.sequence == expected.sequence)
+                guard expected.fireAt <= now else {
+                    now += 50
+                    continue
+                }
+                let node = heap.removeMin()
+                #expect(node === expected, "pop \(popped)")
+                #expect(node?.heapIndex == -1)
+                pending[ObjectIdentifier(expected)] = nil
+                popped += 1
+            }
+        }
+        #expect(heap.count == 0 && heap.min == nil)
+        #expect(popped > 100)
+        #expect(longestRun > 150)  // The storm was served from a run.
+    }
+
+    @Test("a heap too large to gather under the lock in bounded time is popped one by one, in order")
+    func largeHeapIsNotGathered() {
+        var heap = TimerHeap()
+        let count = TimerHeap.maximumGather + 1
+        let nodes = (0..<count).map {
+            Self.node(TimerID("l\($0)"), deadline: Int64(($0 * 7919) % 100), sequence: UInt64($0 + 1))
+        }
+        for node in nodes { heap.insert(node) }
+        heap.gatherDue(notAfter: 1_000)
+        #expect(heap.dueRunCount == 0)
+        var last: (Int64, UInt64) = (.min, 0)
+        while let node = heap.removeMin() {
+            #expect(last < (node.fireAt, node.sequence))
+            last = (node.fireAt, node.sequence)
+        }
+        #expect(heap.count == 0)
+    }
+
+    @Test("a registry storm fires in scheduling order while a fire cancels, reschedules and adds due timers")
+    func registryStorm() throws {
+        var random = SplitMix(seed: 7)
+        var registry = ShardState()
+        var sequence: UInt64 = 0
+        var model: [TimerID: (deadline: Int64, sequence: UInt64)] = [:]
+        func add(_ id: TimerID, at deadline: Int64) throws {
+            sequence += 1
+            let node = Self.node(id, deadline: deadline, sequence: sequence)
+            _ = try registry.add(node)
+            model[id] = (deadline, sequence)
+        }
+        for index in 0..<500 { try add(TimerID("s\(index)"), at: 1_000 + Int64(index % 7)) }
+        _ = registry.next(now: 0)
+        #expect(registry.dueRunCount == 0)
+        var fired = 0
+        var extra = 0
+        while case .fire(let fire) = registry.next(now: 2_000) {
+            let expected = model.min {
+                ($0.value.deadline, $0.value.sequence) < ($1.value.deadline, $1.value.sequence)
+            }!
+            #expect(fire.node.id == expected.key)
+            if fired == 0 { #expect(registry.dueRunCount == 499) }
+            let call = registry.begin(fire)
+            #expect(call != nil)
+            model[fire.node.id] = nil
+            fired += 1
+            // What a handler might do between two fires of the storm.
+            let other = model.keys.randomElement(using: &random)
+            switch Int.random(in: 0..<8, using: &random) {
+            case 0:
+                if let other {
+                    let (found, handler) = registry.cancel(other, hash: other.tableHash)
+                    #expect(found && handler != nil)
+                    model[other] = nil
+                }
+            case 1:
+                if let other {
+                    let deadline = Int64.random(in: 900..<3_000, using: &random)
+                    let (found, _) = registry.reschedule(other, hash: other.tableHash, to: deadline, now: 2_000)
+                    #expect(found)
+                    model[other]!.deadline = deadline
+                }
+            case 2:
+                extra += 1
+                try add(TimerID("x\(extra)"), at: Int64.random(in: 0..<2_000, using: &random))
+            default:
+                break
+            }
+        }
+        #expect(model.values.allSatisfy { $0.deadline > 2_000 })
+        #expect(registry.heapCount == model.count && registry.count == model.count)
+        #expect(fired > 300)
+    }
+
+    @Test(
+        "a close releases every handler exactly once, whatever the sequences",
+        arguments: ["dense", "sparse", "shared"])
+    func sweepReleasesEveryHandler(sequences: String) throws {
+        let released = Released()
+        var registries = (0..<4).map { _ in ShardState() }
+        var total = 0
+        for index in 0..<400 {
+            let capture = Capture(released)
+            let id = TimerID("t\(index)")
+            let node = TimerNode(id: id, deadline: Int64(index % 13), interval: 0, options: .init()) { _ in
+                withExtendedLifetime(capture) {}
+            }
+            node.name(id)
+            node.sequence =
+                switch sequences {
+                case "dense": UInt64(index + 1)
+                case "sparse": UInt64(index) * 1_000_003
+                default: UInt64(index / 3)  // Hand-made nodes sharing sequences.
+                }
+            _ = try registries[index % 4].add(node)
+            total += 1
+        }
+        // Paused and taken timers are in the table only.
+        let paused = registries[0].pause(TimerID("t0"), hash: TimerID("t0").tableHash, now: 0)
+        #expect(paused)
+        _ = registries[1].next(now: 100)
+        let sweeps = registries.indices.compactMap { registries[$0].close(.shutDown) }
+        #expect(sweeps.count == 4)
+        #expect(released.count.load(ordering: .relaxed) == 0)
+        ShardState.Swept.release(sweeps)
+        #expect(released.count.load(ordering: .relaxed) == total)
+    }
+}
