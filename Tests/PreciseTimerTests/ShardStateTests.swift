@@ -20,7 +20,7 @@ extension ShardState {
         return (node.id, wake)
     }
 
-    fileprivate mutating func cancel(_ id: TimerID) -> (found: Bool, handler: (@Sendable (Tick) -> Void)?) {
+    fileprivate mutating func cancel(_ id: TimerID) -> (found: Bool, handler: TimerNode.StoredHandler?) {
         self.cancel(id, hash: id.tableHash)
     }
 }

@@ -238,7 +238,7 @@ package struct ShardState {
     /// runs the captures' deinits: user code).
     package mutating func cancel(
         _ id: TimerID, hash: UInt64, generation: UInt64? = nil
-    ) -> (found: Bool, handler: (@Sendable (Tick) -> Void)?) {
+    ) -> (found: Bool, handler: TimerNode.StoredHandler?) {
         if let generation {
             guard let node = self.timers.find(id, hash: hash), node.sequence == generation else { return (false, nil) }
         }
@@ -262,12 +262,17 @@ package struct ShardState {
         return handler.body
     }
 
-    mutating func end(_ node: TimerNode) -> (@Sendable (Tick) -> Void)? {
+    /// Ends `node` and moves its handler out, still wrapped: a closure returned bare through
+    /// the lock's generic `withLock` is reabstracted, which allocates a thunk (under the lock);
+    /// the struct is returned as it is, and released by the caller outside the lock.
+    mutating func end(_ node: TimerNode) -> TimerNode.StoredHandler? {
         if node.state == .pending {
             self.invalidate(node)
         }
         self.forget(node)
         node.state = .ended
-        return Self.moveHandler(out: node)
+        var handler: TimerNode.StoredHandler? = nil
+        swap(&handler, &node.storedHandler)
+        return handler
     }
 }
