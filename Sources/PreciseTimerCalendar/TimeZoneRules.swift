@@ -39,7 +39,9 @@ final class TimeZoneRules: Sendable {
         self.initialType = initialType
         self.footer = footer
         self.abbreviations = abbreviations
-        self.isUTC = transitions.isEmpty && footer == nil && initialType.utcOffset == 0
+        // Etc/UTC, the usual /etc/localtime of a server, has a footer ("UTC0") but never moves.
+        let footerIsUTC = footer.map { $0.daylight == nil && $0.standard.utcOffset == 0 } ?? true
+        self.isUTC = transitions.isEmpty && footerIsUTC && initialType.utcOffset == 0 && !initialType.isDST
     }
 
     /// A zone from a POSIX `TZ` value alone (`EST5EDT,M3.2.0,M11.1.0`).
@@ -50,7 +52,8 @@ final class TimeZoneRules: Sendable {
             abbreviations: (rule.standard.name, rule.daylight?.offset.name))
     }
 
-    /// No transitions, no rule, offset 0: conversions are plain arithmetic.
+    /// No transitions, and a rule (if any) of offset 0 without DST: conversions are plain
+    /// arithmetic (`mktime` there converges on its first probe, as `timegm` does).
     let isUTC: Bool
 
     /// The local time type at `instant`, and the range of instants `[validFrom, validUntil)`
