@@ -55,6 +55,7 @@ struct LocalTimeConverter {
         var instant = start
         var previous = start  // glibc's t1
         var latest = start  // glibc's t2
+        var latestWasDST = false  // glibc's dst2: the previous probe's flag
         var remainingProbes = 6
         var found: BrokenDownTime
         search: while true {
@@ -71,10 +72,12 @@ struct LocalTimeConverter {
                 break search
             }
             // Oscillating between two probes: the local time falls in a gap. glibc returns the
-            // probe whose daylight flag differs from the one asked for, or, when none was asked
-            // for, the daylight one (measured: 02:30 on a spring-forward day is 03:30 DST).
+            // probe whose daylight flag differs from the one asked for or, when none was asked
+            // for, one whose flag is not below the other's: the daylight one when they differ
+            // (measured against glibc: 02:30 on a spring-forward day is 03:30 DST), this one
+            // when they agree (a change of standard offset).
             if instant == previous && instant != latest
-                && (requestedDST < 0 ? type.isDST : (requestedDST != 0) != type.isDST)
+                && (requestedDST < 0 ? (!latestWasDST || type.isDST) : (requestedDST != 0) != type.isDST)
             {
                 found = BrokenDownTime(localSeconds: instant + type.utcOffset, isDST: type.isDST)
                 break search
@@ -84,6 +87,7 @@ struct LocalTimeConverter {
             previous = latest
             latest = instant
             instant += difference
+            latestWasDST = type.isDST
         }
         self.offsetGuess = instant - local
         if requestedSecond != found.second {
