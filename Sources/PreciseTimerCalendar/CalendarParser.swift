@@ -1,5 +1,5 @@
 /// Why a specification was refused, and where: the detail of a `.invalidSchedule` error.
-struct CalendarParseFailure: Error, Equatable {
+struct CalendarParseFailure: Error {
     var reason: String
     /// The byte offset in the specification where parsing stopped, when there is one.
     var offset: Int?
@@ -14,12 +14,11 @@ struct CalendarParser {
 
     private let bytes: [UInt8]
     private var index = 0
-    /// Where the text parsed starts in the whole specification (for offsets in errors).
-    private let origin: Int
 
-    init(_ bytes: [UInt8], origin: Int = 0) {
+    /// A parser of `bytes`: the specification with its zone removed from the end, so offsets
+    /// in errors are offsets in the specification as given.
+    init(_ bytes: [UInt8]) {
         self.bytes = bytes
-        self.origin = origin
     }
 
     private var current: UInt8 { self.index < self.bytes.count ? self.bytes[self.index] : 0 }
@@ -28,7 +27,7 @@ struct CalendarParser {
     }
 
     private func failure(_ reason: String) -> CalendarParseFailure {
-        CalendarParseFailure(reason: reason, offset: self.origin + self.index)
+        CalendarParseFailure(reason: reason, offset: self.index)
     }
 
     private mutating func skipSpaces() {
@@ -134,12 +133,7 @@ struct CalendarParser {
             self.index = start
             return false
         }
-        if self.current == UInt8(ascii: "~") {
-            spec.endOfMonth = true
-        } else if self.current != UInt8(ascii: "-") {
-            throw self.failure("expected '-' or '~' in a date")
-        }
-        self.index += 1
+        try self.parseDateSeparator(into: &spec)
         let second = try self.parseChain(microseconds: false)
         if self.current == 0 || self.current == UInt8(ascii: " ") {
             self.skipSpaces()
@@ -148,12 +142,7 @@ struct CalendarParser {
             return false
         }
         guard !spec.endOfMonth else { throw self.failure("'~' must separate the month and the day") }
-        if self.current == UInt8(ascii: "~") {
-            spec.endOfMonth = true
-        } else if self.current != UInt8(ascii: "-") {
-            throw self.failure("expected '-' or '~' in a date")
-        }
-        self.index += 1
+        try self.parseDateSeparator(into: &spec)
         let third = try self.parseChain(microseconds: false)
         guard self.current == 0 || self.current == UInt8(ascii: " ") else { throw self.failure("unexpected text after the date") }
         self.skipSpaces()
@@ -161,6 +150,16 @@ struct CalendarParser {
         spec.month = second
         spec.day = third
         return false
+    }
+
+    /// `-`, or `~` (the day counts back from the end of the month).
+    private mutating func parseDateSeparator(into spec: inout CalendarSpecification) throws(CalendarParseFailure) {
+        if self.current == UInt8(ascii: "~") {
+            spec.endOfMonth = true
+        } else if self.current != UInt8(ascii: "-") {
+            throw self.failure("expected '-' or '~' in a date")
+        }
+        self.index += 1
     }
 
     /// `hour:minute[:second]`; nothing at all is 00:00:00.

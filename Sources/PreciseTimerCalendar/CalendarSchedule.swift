@@ -29,9 +29,9 @@ import PreciseTimerCore
 /// systemd read, each loaded once per process); the local zone is the process's `TZ`, else
 /// `/etc/localtime`, read when the schedule is created. No Foundation.
 ///
-/// - Important: ``next(after:)`` is pure arithmetic on the instant (no file access, no lock,
-///   no allocation beyond its own), as ``/PreciseTimerCore/WallClockSchedule`` requires: a
-///   service calls it with its registry's lock held.
+/// - Important: ``next(after:)`` is pure arithmetic on the instant (no file access, no lock),
+///   as ``/PreciseTimerCore/WallClockSchedule`` requires: a service calls it with its
+///   registry's lock held. Files are read only when a schedule is created.
 public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvertible {
     /// The text the schedule was created from, as given.
     public let specification: String
@@ -113,7 +113,8 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         spec.normalize()
         if let field = spec.invalidField { throw refuse("\(field) out of range") }
         self.parsed = spec
-        self.zone = spec.utc ? .utc : (namedZone ?? localZone ?? makeLocalZone())
+        // Without " UTC" the local zone was read above; `@epoch` and a zone named UTC are UTC.
+        self.zone = spec.utc ? .utc : (namedZone ?? localZone ?? .utc)
         self.description = spec.formatted(localAbbreviations: self.zone.abbreviations)
     }
 
@@ -125,20 +126,20 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         }
     }
 
-    private static let shorthands: [String: (weekdays: Int, year: Int?, months: [Int]?, day: Int?, hour: Int?, minute: Int?)] = [
-        "minutely": (0, nil, nil, nil, nil, nil),
-        "hourly": (0, nil, nil, nil, nil, 0),
-        "daily": (0, nil, nil, nil, 0, 0),
-        "monthly": (0, nil, nil, 1, 0, 0),
-        "weekly": (1, nil, nil, nil, 0, 0),
-        "yearly": (0, nil, [1], 1, 0, 0),
-        "annually": (0, nil, [1], 1, 0, 0),
-        "anually": (0, nil, [1], 1, 0, 0),
-        "quarterly": (0, nil, [1, 4, 7, 10], 1, 0, 0),
-        "semiannually": (0, nil, [1, 7], 1, 0, 0),
-        "semi-annually": (0, nil, [1, 7], 1, 0, 0),
-        "biannually": (0, nil, [1, 7], 1, 0, 0),
-        "bi-annually": (0, nil, [1, 7], 1, 0, 0),
+    private static let shorthands: [String: (weekdays: Int, months: [Int]?, day: Int?, hour: Int?, minute: Int?)] = [
+        "minutely": (0, nil, nil, nil, nil),
+        "hourly": (0, nil, nil, nil, 0),
+        "daily": (0, nil, nil, 0, 0),
+        "monthly": (0, nil, 1, 0, 0),
+        "weekly": (1, nil, nil, 0, 0),
+        "yearly": (0, [1], 1, 0, 0),
+        "annually": (0, [1], 1, 0, 0),
+        "anually": (0, [1], 1, 0, 0),
+        "quarterly": (0, [1, 4, 7, 10], 1, 0, 0),
+        "semiannually": (0, [1, 7], 1, 0, 0),
+        "semi-annually": (0, [1, 7], 1, 0, 0),
+        "biannually": (0, [1, 7], 1, 0, 0),
+        "bi-annually": (0, [1, 7], 1, 0, 0),
     ]
 
     private static func parse(_ bytes: [UInt8], into spec: inout CalendarSpecification) throws(CalendarParseFailure) {
@@ -174,6 +175,7 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         lhs.parsed == rhs.parsed && lhs.zone.name == rhs.zone.name
     }
 
+    /// Hashes what ``==(_:_:)`` compares: the normalized specification and the zone's name.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(self.parsed)
         hasher.combine(self.zone.name)

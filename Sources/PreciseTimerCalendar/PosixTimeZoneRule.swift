@@ -3,17 +3,17 @@
 ///
 /// Evaluated as glibc's `__tz_compute` does (the year is the UTC year of the instant), so that
 /// local times agree with `localtime_r` and with `systemd-analyze` on this machine.
-struct PosixTimeZoneRule: Sendable, Equatable {
+struct PosixTimeZoneRule: Sendable {
     /// One offset: its abbreviation and its offset east of UTC in seconds.
-    struct Offset: Sendable, Equatable {
+    struct Offset: Sendable {
         var name: String
         var utcOffset: Int
     }
 
     /// When a change happens: a day of the year, and seconds after local midnight (may be
     /// negative or past 24 hours, as RFC 8536 allows).
-    struct Change: Sendable, Equatable {
-        enum Day: Sendable, Equatable {
+    struct Change: Sendable {
+        enum Day: Sendable {
             /// `Jn`: 1...365, February 29 never counted.
             case julianNoLeap(Int)
             /// `n`: 0...365, February 29 counted.
@@ -28,15 +28,6 @@ struct PosixTimeZoneRule: Sendable, Equatable {
     var standard: Offset
     /// The daylight offset and the changes into it and out of it; nil: standard all year.
     var daylight: (offset: Offset, start: Change, end: Change)?
-
-    static func == (lhs: PosixTimeZoneRule, rhs: PosixTimeZoneRule) -> Bool {
-        guard lhs.standard == rhs.standard else { return false }
-        switch (lhs.daylight, rhs.daylight) {
-        case (nil, nil): return true
-        case let (l?, r?): return l.offset == r.offset && l.start == r.start && l.end == r.end
-        default: return false
-        }
-    }
 
     /// The offset in effect at `instant` (seconds since the epoch, UTC), and whether it is
     /// daylight saving time; with the instants around it at which that answer can change.

@@ -47,8 +47,8 @@ enum TimeZoneDirectory {
 
     /// The process's local zone, as glibc's `tzset` finds it: `TZ` (empty: UTC; `:name` or
     /// `name`: a file, absolute or under ``root``; otherwise a POSIX rule), else `/etc/localtime`,
-    /// else UTC. Read when a specification without a zone is parsed: a later change of `TZ`
-    /// does not move an existing schedule.
+    /// else UTC. Read each time a specification not ending in ` UTC` is parsed (its standard and
+    /// daylight abbreviations may end one); a later change of `TZ` moves no existing schedule.
     static func localZone() -> TimeZoneRules {
         guard let value = getenv("TZ").map({ String(cString: $0) }) else {
             return Self.zoneFile(path: "/etc/localtime", name: "localtime") ?? .utc

@@ -95,14 +95,14 @@ extension TimeZoneRules {
             timeSize = 8
         }
         guard let times = reader.integers(count: header.transitionCount, size: timeSize),
-            let indices = reader.bytes(count: header.transitionCount)
+            let indices = reader.take(header.transitionCount)
         else { return nil }
         var types: [(type: LocalTimeType, abbreviationIndex: Int)] = []
         for _ in 0..<header.typeCount {
-            guard let offset = reader.integers(count: 1, size: 4), let flags = reader.bytes(count: 2) else { return nil }
+            guard let offset = reader.integers(count: 1, size: 4), let flags = reader.take(2) else { return nil }
             types.append((LocalTimeType(utcOffset: offset[0], isDST: flags[0] != 0), Int(flags[1])))
         }
-        guard !types.isEmpty, let characters = reader.bytes(count: header.characterCount),
+        guard !types.isEmpty, let characters = reader.take(header.characterCount),
             reader.skip(header.leapCount * (timeSize + 4) + header.standardWallCount + header.universalCount),
             indices.allSatisfy({ Int($0) < types.count })
         else { return nil }
@@ -162,7 +162,7 @@ private struct TZifReader {
         return true
     }
 
-    mutating func bytes(count: Int) -> [UInt8]? {
+    mutating func take(_ count: Int) -> [UInt8]? {
         guard count >= 0, self.bytes.count - self.index >= count else { return nil }
         defer { self.index += count }
         return Array(self.bytes[self.index..<self.index + count])
@@ -183,7 +183,7 @@ private struct TZifReader {
     }
 
     mutating func header() -> Header? {
-        guard let magic = self.bytes(count: 5), magic[0...3].elementsEqual("TZif".utf8),
+        guard let magic = self.take(5), magic[0...3].elementsEqual("TZif".utf8),
             self.skip(15), let counts = self.integers(count: 6, size: 4), counts.allSatisfy({ $0 >= 0 })
         else { return nil }
         let version = magic[4] == 0 ? 1 : Int(magic[4]) - Int(UInt8(ascii: "0"))
