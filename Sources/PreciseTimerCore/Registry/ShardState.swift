@@ -256,10 +256,15 @@ package struct ShardState {
     /// retained and released it there).
     @inline(__always)
     static func moveHandler(out node: TimerNode) -> (@Sendable (Tick) -> Void)? {
+        Self.moveStoredHandler(out: node)?.body
+    }
+
+    /// ``moveHandler(out:)``, the handler left in its struct (to return through `withLock`).
+    @inline(__always)
+    static func moveStoredHandler(out node: TimerNode) -> TimerNode.StoredHandler? {
         var handler: TimerNode.StoredHandler? = nil
         swap(&handler, &node.storedHandler)
-        guard let handler else { return nil }
-        return handler.body
+        return handler
     }
 
     /// Ends `node` and moves its handler out, still wrapped: a closure returned bare through
@@ -271,8 +276,6 @@ package struct ShardState {
         }
         self.forget(node)
         node.state = .ended
-        var handler: TimerNode.StoredHandler? = nil
-        swap(&handler, &node.storedHandler)
-        return handler
+        return Self.moveStoredHandler(out: node)
     }
 }
