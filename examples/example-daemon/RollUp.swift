@@ -12,7 +12,8 @@ import Synchronization
 final class RollUp: Sendable {
     let schedule: CalendarSchedule
     private let store: SessionStore
-    private let last = Mutex((touches: 0, expiries: 0, runs: 0))
+    /// The counters at the previous roll-up.
+    private let last = Mutex((touches: 0, expiries: 0))
 
     init(schedule: CalendarSchedule, store: SessionStore) {
         self.schedule = schedule
@@ -26,14 +27,11 @@ final class RollUp: Sendable {
         }
     }
 
-    /// How many roll-ups ran.
-    var runs: Int { self.last.withLock { $0.runs } }
-
     private func roll(_ tick: Tick) {
         let touches = self.store.touchCount
         let expiries = self.store.expiryCount
         let (deltaTouches, deltaExpiries) = self.last.withLock { last in
-            defer { last = (touches, expiries, last.runs + 1) }
+            defer { last = (touches, expiries) }
             return (touches - last.touches, expiries - last.expiries)
         }
         let occurrence = tick.wallClockDeadline.map { "\($0)" } ?? "?"
