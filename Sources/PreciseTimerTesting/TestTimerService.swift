@@ -81,9 +81,9 @@ public final class TestTimerService: TimerCoreService {
     /// deadlines passed while asleep, with their missed occurrences or periods per their
     /// ``MissedTickPolicy``. ``TimerOptions/ClockKind/suspending`` timers do not move.
     ///
-    /// Like ``setWallClock(to:)``, it cannot fail, as the contract (DESIGN, Version 3) gives
-    /// it: a machine cannot sleep for less than nothing, so a negative duration suspends for no
-    /// time at all, and one beyond ``TimerService/maximumDuration`` for that long.
+    /// Like ``setWallClock(to:)``, it cannot fail: a machine cannot sleep for less than nothing,
+    /// so a negative duration suspends for no time at all, and one beyond
+    /// ``TimerService/maximumDuration`` for that long.
     public func suspend(for duration: Duration) {
         let nanoseconds =
             (try? duration.validatedDelay(for: nil))
