@@ -1,4 +1,5 @@
 import PreciseTimer
+import PreciseTimerTesting
 import Synchronization
 import Testing
 
@@ -197,5 +198,33 @@ struct DueRunTests {
         #expect(released.count.load(ordering: .relaxed) == 0)
         ShardState.Swept.release(sweeps)
         #expect(released.count.load(ordering: .relaxed) == total)
+    }
+
+    /// The loop serves a storm by one clock reading per fire; a repeating timer after a slow
+    /// handler must still count the periods that handler took, as a new reading would.
+    @Test("a repeating timer served after a slow handler in the same pass is taken at the time after it")
+    func repeatingAfterSlowHandler() throws {
+        let timers = TestTimerService()
+        let start = timers.now
+        let due = start.advanced(by: .milliseconds(10))
+        // Scheduled first, so it runs first at the shared deadline, and runs for 50 ms.
+        try timers.schedule(id: "slow", at: due) { _ in
+            timers.moveClock(to: start.advanced(by: .milliseconds(60)))
+        }
+        let ticks = Mutex<[Tick]>([])
+        try timers.scheduleRepeating(id: "beat", every: .milliseconds(10), startingAt: due) { tick in
+            ticks.withLock { $0.append(tick) }
+        }
+        try timers.advance(to: due)
+        let seen = ticks.withLock { $0 }
+        try #require(seen.count == 1)
+        // `.skip`: the five periods the slow handler took are reported, and the call answers the
+        // latest grid point that passed (60 ms), not the one the pass began at (10 ms).
+        let afterSlowHandler = start.advanced(by: .milliseconds(60))
+        let nextGridPoint = start.advanced(by: .milliseconds(70))
+        #expect(seen[0].missed == 5)
+        #expect(seen[0].scheduledAt == afterSlowHandler)
+        #expect(seen[0].firedAt == afterSlowHandler)
+        #expect(timers.nextDeadline == nextGridPoint)
     }
 }

@@ -4,9 +4,16 @@ extension ShardState {
     /// Pops the next due timer at `now` and applies its missed-tick policy, or reports the
     /// earliest deadline when nothing is due. Called by the loop only.
     ///
-    /// - Parameter limit: Deadlines after it are not due even if `now` passed them (virtual time:
-    ///   a handler that moved the clock past the instant an `advance` goes to).
-    package mutating func next(now: Int64, notAfter limit: Int64 = .max) -> Next {
+    /// - Parameters:
+    ///   - limit: Deadlines after it are not due even if `now` passed them (virtual time: a
+    ///     handler that moved the clock past the instant an `advance` goes to).
+    ///   - isFresh: `false` when `now` is a reading the loop kept from an earlier fire (a storm
+    ///     reads the clock once per fire, not twice). A timer due then is due now, so it decides
+    ///     what is due and serves a one-shot; a repeating or clock-bound timer, whose next
+    ///     deadline depends on the time, is taken at a new reading of the shard's clock.
+    package mutating func next(now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true) -> Next {
+        var now = now
+        var isFresh = isFresh
         while true {
             guard let entry = self.heap.min else {
                 self.loopLooksAt = .none
@@ -20,6 +27,10 @@ extension ShardState {
             self.heap.gatherDue(notAfter: min(now, limit))
             let node = self.heap.removeMin()!
             self.prefetchRun()
+            if !isFresh, node.interval > 0 || node.clock != nil {
+                now = max(now, self.clocks?.now() ?? monotonicNanoseconds())
+                isFresh = true
+            }
             if let clock = node.clock {
                 // An estimate came due: the timer's own clock decides (see ``ClockBinding``).
                 let clocks = self.readings(now)
@@ -74,8 +85,8 @@ extension ShardState {
 
     /// ``next(now:)`` and, for a timer whose handler runs right here on the loop (no hop), its
     /// ``begin(_:)`` under the same lock. Returns the call to make, if any.
-    package mutating func nextOnLoop(now: Int64, notAfter limit: Int64 = .max) -> (Next, Call?) {
-        let next = self.next(now: now, notAfter: limit)
+    package mutating func nextOnLoop(now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true) -> (Next, Call?) {
+        let next = self.next(now: now, notAfter: limit, isFresh: isFresh)
         guard case .fire(let fire) = next, fire.node.queue == nil else { return (next, nil) }
         return (next, self.begin(fire))
     }

@@ -15,10 +15,17 @@ extension TimerCore {
         self.sleepsUntil.store(.min, ordering: .sequentiallyConsistent)  // Running: pushes need not ring.
         var woke = false
         defer { if woke { self.wokeUp() } }
+        // The last clock reading, and whether any fire has been served by it yet. A head due by
+        // it is due now: a storm reads the clock once per fire (its call's instant), not twice.
+        var now = Int64.min
+        var isFresh = false
         for _ in 0..<Self.batchLimit {
             self.refreshDirtyHeads()
             let (index, head) = self.heads.earliest()
-            let now = self.doorbell.now()
+            if head != .none, head.deadline > now {
+                now = self.doorbell.now()
+                isFresh = true
+            }
             // `.none` is no timer, even when the clock stands at the end of its range.
             guard head != .none, head.deadline <= now, head.deadline <= limit else {
                 // About to sleep: publish until when, then look for a push that did not ring.
@@ -30,12 +37,13 @@ extension TimerCore {
                 return head == .none ? .empty : .idle(until: head.deadline)
             }
             let (next, call, newHead) = self.shards[index].withLock { registry in
-                let (next, call) = registry.nextOnLoop(now: now, notAfter: limit)
+                let (next, call) = registry.nextOnLoop(now: now, notAfter: limit, isFresh: isFresh)
                 // Counted as it begins, under the lock, like a queue hop (see ``InFlightCalls``).
                 if call != nil { self.inFlight.enter() }
                 return (next, call, registry.peek())
             }
             self.heads[index] = newHead
+            isFresh = false
             guard case .fire(let fire) = next else { continue }  // The head had gone stale.
             woke = true
             // The next timer's node starts loading while this one runs (a storm's nodes are cold).
@@ -47,7 +55,7 @@ extension TimerCore {
                     queue.async { self.hop(fire) }
                 }
             } else if let call {
-                self.invoke(call, for: fire, onLoop: true)
+                now = self.invoke(call, for: fire, onLoop: true)
                 self.inFlight.leave()
             }
         }
@@ -84,7 +92,11 @@ extension TimerCore {
     /// Calls a handler and, for a repeating timer, arms its next deadline. On the loop, the
     /// loop's view of the shard is brought up to date at once; elsewhere (a queue hop) the loop
     /// is woken if the next deadline comes before what it saw.
-    func invoke(_ call: ShardState.Call, for fire: ShardState.Fire, onLoop: Bool) {
+    ///
+    /// - Returns: The latest clock reading: when the call began (the tick's `firedAt`), or when
+    ///   it returned for a repeating timer.
+    @discardableResult
+    func invoke(_ call: ShardState.Call, for fire: ShardState.Fire, onLoop: Bool) -> Int64 {
         let firedAt = self.doorbell.now()
         self.instruments.willCall(fire, firedAt: firedAt)
         call.handler(
@@ -96,7 +108,7 @@ extension TimerCore {
                     ? nil : WallClockInstant(nanosecondsSinceEpoch: fire.occurrence))
         )
         self.instruments.didCall(fire, firedAt: firedAt, clock: self.doorbell)
-        guard fire.node.repeats else { return }
+        guard fire.node.repeats else { return firedAt }
         let now = self.doorbell.now()
         let shard = self.shard(for: fire.node.hash)
         let (wake, ended, head, deadline) = self.shards[shard].withLock { registry in
@@ -110,6 +122,7 @@ extension TimerCore {
         } else if wake {
             self.wakeLoop(for: shard, deadline: deadline)
         }
+        return now
     }
 
     /// The earliest deadline of a pending (not paused) timer, if any: a pure read, shard by shard
