@@ -14,12 +14,18 @@ struct DaemonCommand: AsyncParsableCommand {
         commandName: "example-daemon",
         abstract: "A session store with idle expiry, a heartbeat and stats, on PreciseTimer.",
         discussion: """
-            Every session has an idle-expiry timer, pushed back on every touch. All sessions start \
-            at once, so those no touch reached expire together: a bulk expiry every --expiry. An \
-            expired session is counted and recreated at once (the population stays constant). The \
-            session timers run on their own PreciseTimer (a lane) so the bulk expiry cannot delay \
-            the heartbeat; --single-lane puts the heartbeat on the sessions' service to show the \
-            difference. A calendar job (--rollup, systemd's OnCalendar= syntax, `minutely` by \
+            Every session has an idle-expiry timer, pushed back on every touch to --expiry after \
+            the touch's arrival. The touches stand for clients: a repeating timer on a lane of \
+            their own ("clients") applies them in a batch every millisecond, each at its own \
+            arrival instant, spread evenly over the millisecond as independent clients would send \
+            them. All sessions start at once, so those no touch reached expire together: a bulk \
+            expiry every --expiry. An expired session is counted and recreated at once (the \
+            population stays constant). The session timers run on their own PreciseTimer (a lane) \
+            so the bulk expiry cannot delay the heartbeat; --single-lane puts the heartbeat on the \
+            sessions' service to show the difference (the touches keep their clients lane either \
+            way: they stand for network traffic, not for the daemon's timers). Stats lines show the \
+            sessions lane's wake-ups per second and the CPU of its loop thread (sessions-cpu) \
+            beside the whole process's. A calendar job (--rollup, systemd's OnCalendar= syntax, `minutely` by \
             default) prints a roll-up of the counters at each of its wall-clock occurrences. \
             SIGTERM or SIGINT stops it gracefully (status 0) after a final stats line. \
             Logs go to stderr, stats lines to stdout. Durations: 10s, 500ms, 250us; a bare number \
@@ -30,7 +36,7 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: "How many sessions.")
     var sessions = 100_000
 
-    @Option(help: "Touches per second, spread over random sessions.")
+    @Option(help: "Touches per second, spread over random sessions and over time (from the clients lane).")
     var touchRate = 10_000
 
     @Option(help: "Idle time after which a session expires. (default: 5s)", transform: parseDuration)
@@ -57,7 +63,8 @@ struct DaemonCommand: AsyncParsableCommand {
     var rollup = "minutely"
 
 
-    @Flag(help: "Run the heartbeat on the sessions' service instead of a lane of its own.")
+    @Flag(
+        help: "Run the heartbeat on the sessions' service instead of its own lane (touches keep the clients lane).")
     var singleLane = false
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
@@ -65,7 +72,9 @@ struct DaemonCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard self.sessions > 0 else { throw ValidationError("--sessions must be at least 1") }
-        guard self.touchRate >= 0 else { throw ValidationError("--touch-rate cannot be negative") }
+        guard (0...1_000_000_000).contains(self.touchRate) else {
+            throw ValidationError("--touch-rate must be 0 through 1000000000")
+        }
         guard self.expiryTolerance >= .zero else { throw ValidationError("--expiry-tolerance cannot be negative") }
         guard self.expiry > .zero, self.heartbeat > .zero, self.statsInterval > .zero else {
             throw ValidationError("--expiry, --heartbeat and --stats-interval must be greater than zero")
@@ -105,6 +114,11 @@ struct DaemonCommand: AsyncParsableCommand {
             ? sessionsLane
             : try PreciseTimer(
                 configuration: .init(threadName: "heartbeat", logger: Logger(label: "example-daemon.timers.heartbeat")))
+        // The touch driver's lane, even with --single-lane: it plays the clients (network traffic
+        // arriving from outside), not one of the daemon's timers, so it must not share or load
+        // the lanes being measured.
+        let clientsLane = try PreciseTimer(
+            configuration: .init(threadName: "clients", logger: Logger(label: "example-daemon.timers.clients")))
 
         let store = SessionStore(
             count: self.sessions, expiry: self.expiry, tolerance: self.expiryTolerance, lane: sessionsLane)
@@ -122,22 +136,26 @@ struct DaemonCommand: AsyncParsableCommand {
                 "sessions": "\(self.sessions)", "touch-rate": "\(self.touchRate)/s",
                 "expiry": "\(Format.short(self.expiry))", "expiry-tolerance": "\(Format.short(self.expiryTolerance))",
                 "heartbeat": "\(Format.short(self.heartbeat))", "rollup": "\(rollUp.schedule)",
-                "lanes": "\(self.singleLane ? "single" : "sessions+heartbeat")",
+                "lanes": "\(self.singleLane ? "sessions" : "sessions+heartbeat")+clients",
                 "open": "\(Format.short(ContinuousClock.now - openStarted))",
             ])
 
         let sessionService = SessionService(
-            store: store, heartbeat: heartbeat, touchRate: self.touchRate, statsInterval: self.statsInterval,
-            runLength: self.duration, lanes: self.singleLane ? "shared" : "own lane", sessionWakeUps: sessionWakeUps,
-            logger: logger)
+            store: store, heartbeat: heartbeat,
+            driver: TouchDriver(store: store, rate: self.touchRate, lane: clientsLane),
+            statsInterval: self.statsInterval, runLength: self.duration,
+            lanes: self.singleLane ? "shared" : "own lane", sessionWakeUps: sessionWakeUps,
+            sessionsCPU: ThreadCPUTime(threadName: sessionsLane.configuration.threadName), logger: logger)
 
         // Timer services first: a ServiceGroup stops its services in reverse order, so the
-        // sessions service stops (and prints its final line) while the timers still run, and the
-        // timers stop last.
+        // sessions service stops (it stops the touches, then prints its final line) while the
+        // timers still run, and the timers stop last. The clients lane comes after the lanes it
+        // touches, so it stops before them: no touch meets a sessions lane already shut down.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: sessionsLane)]
         if !self.singleLane {
             services.append(.init(service: heartbeatLane))
         }
+        services.append(.init(service: clientsLane))
         services.append(.init(service: sessionService, successTerminationBehavior: .gracefullyShutdownGroup))
         var configuration = ServiceGroupConfiguration(services: services, logger: logger)
         configuration.gracefulShutdownSignals = [.sigterm, .sigint]

@@ -3,31 +3,53 @@ import PreciseTimer
 import ServiceLifecycle
 import Synchronization
 
-/// The daemon's own service: drives touches at a steady rate and prints a stats line every
-/// `statsInterval`, until graceful shutdown (or `runLength`), then prints the final line.
+/// The daemon's own service: runs the touch driver and prints a stats line every
+/// `statsInterval`, until graceful shutdown (or `runLength`), then stops the driver and prints
+/// the final line.
 ///
-/// It is listed after the timer services in the `ServiceGroup`, so it stops first, while the
-/// timers still run.
+/// It is listed after the timer services (the clients lane included) in the `ServiceGroup`, so it
+/// stops first, while the timers still run.
 struct SessionService: Service {
     let store: SessionStore
     let heartbeat: Heartbeat
-    /// Touches per second.
-    let touchRate: Int
+    /// The clients: touches at a steady rate, from the clients lane.
+    let driver: TouchDriver
     let statsInterval: Duration
     /// Stop by itself after this long (the group then shuts down gracefully); `nil` for never.
     let runLength: Duration?
     let lanes: String
     /// The sessions lane's loop wake-ups so far.
     let sessionWakeUps: WakeUpCounter
+    /// The sessions lane's loop thread's CPU time.
+    let sessionsCPU: ThreadCPUTime
     let logger: Logger
     /// The process's CPU time when the service was created.
     let cpuAtStart = CPUTime.now()
+    /// The sessions lane's CPU time when the service was created.
+    let sessionsCPUAtStart: Duration?
     let previous = PreviousLine()
 
-    func run() async {
+    init(
+        store: SessionStore, heartbeat: Heartbeat, driver: TouchDriver, statsInterval: Duration,
+        runLength: Duration?, lanes: String, sessionWakeUps: WakeUpCounter, sessionsCPU: ThreadCPUTime,
+        logger: Logger
+    ) {
+        self.store = store
+        self.heartbeat = heartbeat
+        self.driver = driver
+        self.statsInterval = statsInterval
+        self.runLength = runLength
+        self.lanes = lanes
+        self.sessionWakeUps = sessionWakeUps
+        self.sessionsCPU = sessionsCPU
+        self.logger = logger
+        self.sessionsCPUAtStart = sessionsCPU.now()
+    }
+
+    func run() async throws {
         let started = ContinuousClock.now
+        try self.driver.start()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.drive() }
             group.addTask { await self.report(startedAt: started) }
             if let runLength = self.runLength {
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: runLength) }
@@ -35,6 +57,8 @@ struct SessionService: Service {
                 try? await gracefulShutdown()
             }
             self.previous.stoppedAt = .now
+            // Touches stop before the final line, so its counts are the run's.
+            self.driver.stop()
             group.cancelAll()
         }
         let elapsed = ContinuousClock.now - started
@@ -47,27 +71,6 @@ struct SessionService: Service {
                 + " cpu user \(Format.short(cpu.user)) sys \(Format.short(cpu.system))"
                 + " (\(Format.fixed(Format.seconds(cpu.total) / seconds * 100, 1))% of one core)")
         self.logger.info("sessions stopped; the timer services stop next")
-    }
-
-    /// Touches random sessions at `touchRate` per second, in a batch every millisecond, catching
-    /// up on the schedule (rate × elapsed) so a late wake-up does not lower the rate.
-    private func drive() async {
-        guard self.touchRate > 0 else { return }
-        let clock = ContinuousClock()
-        let start = clock.now
-        var done = 0
-        var random = SplitMix64(seed: 0x5EED)
-        var next = start
-        while !Task.isCancelled {
-            next = next.advanced(by: .milliseconds(1))
-            try? await Task.sleep(until: next, clock: clock)
-            let elapsed = Format.seconds(clock.now - start)
-            let due = Int(elapsed * Double(self.touchRate))
-            while done < due {
-                self.store.touch(Int(random.next() % UInt64(self.store.count)))
-                done += 1
-            }
-        }
     }
 
     /// Prints a stats line every `statsInterval`.
@@ -89,11 +92,14 @@ struct SessionService: Service {
         let expiries: Int
         let wakeUps: Int
         let cpu: CPUTime
+        /// The sessions lane's CPU time; `nil` when its thread could not be read.
+        let sessionsCPU: Duration?
         let at: ContinuousClock.Instant
-        init(expiries: Int, wakeUps: Int, cpu: CPUTime, at: ContinuousClock.Instant) {
+        init(expiries: Int, wakeUps: Int, cpu: CPUTime, sessionsCPU: Duration?, at: ContinuousClock.Instant) {
             self.expiries = expiries
             self.wakeUps = wakeUps
             self.cpu = cpu
+            self.sessionsCPU = sessionsCPU
             self.at = at
         }
     }
@@ -111,21 +117,31 @@ struct SessionService: Service {
     }
 
     /// One line: the population, expiries (total and since the last line), pending timers, the
-    /// heartbeat's lateness and missed ticks since the last line, the worst expiry lateness, CPU.
-    /// With `whole`, the heartbeat and CPU figures cover the whole run.
+    /// heartbeat's lateness and missed ticks since the last line, the worst expiry lateness and
+    /// the early expiries (expected: none), the sessions lane's wake-ups, the process's CPU and
+    /// the sessions lane's own CPU (its loop thread). With `whole`, the heartbeat, wake-up and CPU
+    /// figures cover the whole run.
     private func printStats(label: String, elapsed: Duration, whole: Bool = false) {
         let now = ContinuousClock.now
         let cpu = CPUTime.now()
+        let sessionsCPU = self.sessionsCPU.now()
         let expiries = self.store.expiryCount
         let wakeUps = self.sessionWakeUps.wakeUps
-        let start = Previous(expiries: 0, wakeUps: 0, cpu: self.cpuAtStart, at: now - elapsed)
+        let start = Previous(
+            expiries: 0, wakeUps: 0, cpu: self.cpuAtStart, sessionsCPU: self.sessionsCPUAtStart, at: now - elapsed)
         let previous = self.previous.line.withLock { previous in
-            defer { previous = Previous(expiries: expiries, wakeUps: wakeUps, cpu: cpu, at: now) }
+            defer {
+                previous = Previous(expiries: expiries, wakeUps: wakeUps, cpu: cpu, sessionsCPU: sessionsCPU, at: now)
+            }
             return whole ? start : (previous ?? start)
         }
         let window = whole ? self.heartbeat.takeWhole() : self.heartbeat.take()
         let wall = Format.seconds(now - previous.at)
         let cpuPercent = wall > 0 ? Format.seconds((cpu - previous.cpu).total) / wall * 100 : 0
+        var sessionsCPUPercent = "?"
+        if let sessionsCPU, let before = previous.sessionsCPU, wall > 0 {
+            sessionsCPUPercent = Format.fixed(Format.seconds(sessionsCPU - before) / wall * 100, 1) + "%"
+        }
         let beats = window.latenessNanoseconds.count
         print(
             "\(label) t=\(Format.fixed(Format.seconds(elapsed), 1))s"
@@ -136,24 +152,8 @@ struct SessionService: Service {
                 + " max=\(Format.short(Format.percentile(1, of: window.latenessNanoseconds)))"
                 + " beats=\(beats) missed=\(window.missed)"
                 + " expiry-late-max=\(Format.short(whole ? self.store.worstExpiryLatenessSoFar : self.store.takeExpiryLateness()))"
+                + " expiry-early=\(self.store.earlyExpiryCount)"
                 + " sessions-wakeups=\(Format.fixed(wall > 0 ? Double(wakeUps - previous.wakeUps) / wall : 0, 0))/s"
-                + " cpu=\(Format.fixed(cpuPercent, 1))%")
-    }
-}
-
-/// A small, fast, seedable generator: a touch must cost a reschedule, not a random number.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        self.state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+                + " cpu=\(Format.fixed(cpuPercent, 1))% sessions-cpu=\(sessionsCPUPercent)")
     }
 }
