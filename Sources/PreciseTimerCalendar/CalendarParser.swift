@@ -111,12 +111,16 @@ struct CalendarParser {
         if self.current == 0 { return false }
         if self.current == UInt8(ascii: "@") {
             self.index += 1
-            guard let seconds = try self.number(), seconds <= UInt64(Int.max) else { throw self.failure("expected seconds") }
+            guard let seconds = try self.number(), seconds <= UInt64(Int.max) else {
+                throw self.failure("expected seconds")
+            }
             // gmtime_r of the seconds, as a fixed UTC date and time.
             let (days, secondOfDay) = CivilTime.floorDivide(Int(seconds), CivilTime.secondsPerDay)
             guard days < Int.max / 2 else { throw self.failure("timestamp out of range") }
             let date = CivilTime.date(days: days)
-            func fixed(_ value: Int) -> [CalendarComponent] { [CalendarComponent(start: value, stop: -1, repetition: 0)] }
+            func fixed(_ value: Int) -> [CalendarComponent] {
+                [CalendarComponent(start: value, stop: -1, repetition: 0)]
+            }
             spec.utc = true
             spec.year = fixed(date.year)
             spec.month = fixed(date.month)
@@ -144,7 +148,9 @@ struct CalendarParser {
         guard !spec.endOfMonth else { throw self.failure("'~' must separate the month and the day") }
         try self.parseDateSeparator(into: &spec)
         let third = try self.parseChain(microseconds: false)
-        guard self.current == 0 || self.current == UInt8(ascii: " ") else { throw self.failure("unexpected text after the date") }
+        guard self.current == 0 || self.current == UInt8(ascii: " ") else {
+            throw self.failure("unexpected text after the date")
+        }
         self.skipSpaces()
         spec.year = first
         spec.month = second
@@ -191,11 +197,14 @@ struct CalendarParser {
     private mutating func parseChain(microseconds: Bool) throws(CalendarParseFailure) -> [CalendarComponent]? {
         if self.current == UInt8(ascii: "*") {
             self.index += 1
-            return microseconds ? [CalendarComponent(start: 0, stop: -1, repetition: CalendarSpecification.microsecondsPerSecond)] : nil
+            return microseconds
+                ? [CalendarComponent(start: 0, stop: -1, repetition: CalendarSpecification.microsecondsPerSecond)] : nil
         }
         var chain: [CalendarComponent] = []
         while true {
-            guard chain.count < Self.maximumComponents else { throw self.failure("more than \(Self.maximumComponents) values in one list") }
+            guard chain.count < Self.maximumComponents else {
+                throw self.failure("more than \(Self.maximumComponents) values in one list")
+            }
             chain.append(try self.parseComponent(microseconds: microseconds))
             guard self.current == UInt8(ascii: ",") else { return chain }
             self.index += 1
@@ -224,8 +233,9 @@ struct CalendarParser {
             }
         }
         let following = self.current
-        guard [0, UInt8(ascii: " "), UInt8(ascii: ","), UInt8(ascii: "-"), UInt8(ascii: "~"), UInt8(ascii: ":")]
-            .contains(following)
+        guard
+            [0, UInt8(ascii: " "), UInt8(ascii: ","), UInt8(ascii: "-"), UInt8(ascii: "~"), UInt8(ascii: ":")]
+                .contains(following)
         else { throw self.failure("unexpected character") }
         return CalendarComponent(start: start, stop: stop, repetition: repetition)
     }
@@ -251,7 +261,8 @@ struct CalendarParser {
         guard let whole = try self.number() else { throw self.failure("expected a number") }
         var value = whole
         if microseconds {
-            let (scaled, overflow) = value.multipliedReportingOverflow(by: UInt64(CalendarSpecification.microsecondsPerSecond))
+            let (scaled, overflow) = value.multipliedReportingOverflow(
+                by: UInt64(CalendarSpecification.microsecondsPerSecond))
             guard !overflow else { throw self.failure("number out of range") }
             value = scaled
             if self.current == UInt8(ascii: "."), self.byte(at: 1) != UInt8(ascii: ".") {

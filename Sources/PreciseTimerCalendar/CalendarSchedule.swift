@@ -122,7 +122,8 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         let tail = Array(suffix.utf8)
         guard bytes.count >= tail.count else { return false }
         return zip(bytes[(bytes.count - tail.count)...], tail).allSatisfy { lhs, rhs in
-            lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (rhs | 0x20) >= UInt8(ascii: "a") && (rhs | 0x20) <= UInt8(ascii: "z"))
+            lhs == rhs
+                || (lhs | 0x20 == rhs | 0x20 && (rhs | 0x20) >= UInt8(ascii: "a") && (rhs | 0x20) <= UInt8(ascii: "z"))
         }
     }
 
@@ -143,7 +144,8 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     ]
 
     private static func parse(_ bytes: [UInt8], into spec: inout CalendarSpecification) throws(CalendarParseFailure) {
-        let lowercased = String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+        let lowercased = String(
+            decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
         guard let shorthand = Self.shorthands[lowercased] else {
             var parser = CalendarParser(bytes)
             try parser.parseExpression(into: &spec)

@@ -176,7 +176,9 @@ extension CalendarSpecification {
 
     /// systemd's `find_end_of_month`: the day of `time`'s month that is `day` days before the
     /// next month's first (`~1` is the last day); -1 when that is in another month.
-    private static func dayFromEndOfMonth(_ time: BrokenDownTime, _ day: Int, _ converter: inout LocalTimeConverter) -> Int {
+    private static func dayFromEndOfMonth(
+        _ time: BrokenDownTime, _ day: Int, _ converter: inout LocalTimeConverter
+    ) -> Int {
         var probe = time
         probe.month += 1
         probe.day = 1 - day

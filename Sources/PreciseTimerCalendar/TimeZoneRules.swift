@@ -65,7 +65,9 @@ final class TimeZoneRules: Sendable {
             return (self.initialType, .min, count == 0 ? .max : self.transitions[0])
         }
         if instant >= self.transitions[count - 1] {
-            guard let footer = self.footer else { return (self.transitionTypes[count - 1], self.transitions[count - 1], .max) }
+            guard let footer = self.footer else {
+                return (self.transitionTypes[count - 1], self.transitions[count - 1], .max)
+            }
             let answer = footer.localTime(at: instant)
             return (answer.type, max(answer.validFrom, self.transitions[count - 1]), answer.validUntil)
         }
@@ -121,8 +123,11 @@ extension TimeZoneRules {
         var daylightName: String?
         for index in indices.reversed() {
             let type = types[Int(index)]
-            if type.type.isDST { daylightName = daylightName ?? abbreviation(type.abbreviationIndex) }
-            else { standardName = standardName ?? abbreviation(type.abbreviationIndex) }
+            if type.type.isDST {
+                daylightName = daylightName ?? abbreviation(type.abbreviationIndex)
+            } else {
+                standardName = standardName ?? abbreviation(type.abbreviationIndex)
+            }
             if standardName != nil && daylightName != nil { break }
         }
         if let footer {

@@ -44,7 +44,8 @@ struct MixedRun {
                 do {
                     switch roll {
                     case 0..<4_000:  // A one-shot due within 2 ms.
-                        let record = StressRecord(repeating: false, scheduledAt: sequence.add(1, ordering: .sequentiallyConsistent).newValue)
+                        let record = StressRecord(
+                            repeating: false, scheduledAt: sequence.add(1, ordering: .sequentiallyConsistent).newValue)
                         let probe = ReleaseProbe(record)
                         let delay = Duration.microseconds(Int64(random.next() % 2_000))
                         let id = try timers.schedule(id: nil, after: delay, options: options) { _ in
@@ -52,11 +53,14 @@ struct MixedRun {
                         }
                         mine.append(Scheduled(id: id, record: record))
                     case 4_000..<5_000:  // Repeating every 0.2–1 ms; cancels itself after 1–4 calls.
-                        let record = StressRecord(repeating: true, scheduledAt: sequence.add(1, ordering: .sequentiallyConsistent).newValue)
+                        let record = StressRecord(
+                            repeating: true, scheduledAt: sequence.add(1, ordering: .sequentiallyConsistent).newValue)
                         let probe = ReleaseProbe(record)
                         let stopAfter = 1 + random.next() % 4
                         let interval = Duration.microseconds(Int64(200 + random.next() % 800))
-                        let id = try timers.scheduleRepeating(id: nil, every: interval, startingAfter: nil, options: options) {
+                        let id = try timers.scheduleRepeating(
+                            id: nil, every: interval, startingAfter: nil, options: options
+                        ) {
                             tick in
                             probe.record.call {
                                 if tick.count >= stopAfter, timers.cancel(tick) {
@@ -78,7 +82,9 @@ struct MixedRun {
                     default:  // Rarely, and only in the first half: sweep everything.
                         guard index < operations / 2, random.next() % 8 == 0 else { break }
                         timers.cancelAll()
-                        lastCancelAll.max(sequence.add(1, ordering: .sequentiallyConsistent).newValue, ordering: .sequentiallyConsistent)
+                        lastCancelAll.max(
+                            sequence.add(1, ordering: .sequentiallyConsistent).newValue,
+                            ordering: .sequentiallyConsistent)
                         cancelAlls.add(1, ordering: .relaxed)
                     }
                 } catch {

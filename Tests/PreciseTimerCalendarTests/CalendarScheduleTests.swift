@@ -47,10 +47,12 @@ struct CalendarScheduleTests {
         }
         // A megabyte of weekday names, of decimals: accepted, as systemd accepts them (a
         // repeated weekday is one weekday; decimals past the sixth round at the seventh).
-        #expect(try CalendarSchedule(String(repeating: "Mon,", count: 1 << 18) + " 09:00").description
-            == "Mon *-*-* 09:00:00")
-        #expect(try CalendarSchedule("*-*-* 12:00:00." + String(repeating: "4", count: 1 << 20)).description
-            == "*-*-* 12:00:00.444444")
+        #expect(
+            try CalendarSchedule(String(repeating: "Mon,", count: 1 << 18) + " 09:00").description
+                == "Mon *-*-* 09:00:00")
+        #expect(
+            try CalendarSchedule("*-*-* 12:00:00." + String(repeating: "4", count: 1 << 20)).description
+                == "*-*-* 12:00:00.444444")
         #expect(clock.now - start < .seconds(60))
     }
 

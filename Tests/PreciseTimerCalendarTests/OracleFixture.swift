@@ -25,10 +25,13 @@ struct OracleFixture {
             let localZone = fields.count == 5 ? fields.removeFirst() : nil
             guard fields.count == 4, let base = Int64(fields[1]) else { return nil }
             let normalized = fields[2].hasPrefix("ERROR:") ? nil : fields[2]
-            let elapses = fields[3].isEmpty ? [] : fields[3].split(separator: ",").map { value in
-                // Fractional elapses are compared at whole seconds.
-                String(value.split(separator: ".")[0])
-            }
+            let elapses =
+                fields[3].isEmpty
+                ? []
+                : fields[3].split(separator: ",").map { value in
+                    // Fractional elapses are compared at whole seconds.
+                    String(value.split(separator: ".")[0])
+                }
             return Row(localZone: localZone, spec: fields[0], base: base, normalized: normalized, elapses: elapses)
         }
     }

@@ -26,9 +26,12 @@ struct OracleTests {
         var schedules: [String: Result<CalendarSchedule, any Error>] = [:]
         for row in rows {
             let key = (row.localZone ?? "") + "\t" + row.spec
-            let parsed = schedules[key] ?? Result {
-                try row.localZone.map { try CalendarSchedule(row.spec, localTimeZone: $0) } ?? CalendarSchedule(row.spec)
-            }
+            let parsed =
+                schedules[key]
+                ?? Result {
+                    try row.localZone.map { try CalendarSchedule(row.spec, localTimeZone: $0) }
+                        ?? CalendarSchedule(row.spec)
+                }
             schedules[key] = parsed
             switch (parsed, row.normalized) {
             case (.failure(let error), .none):
@@ -57,10 +60,13 @@ struct OracleTests {
                 }
                 let expected = row.elapses.isEmpty ? ["never"] : row.elapses
                 if answers != expected {
-                    mismatches.append("\(row.localZone ?? "UTC"): \(row.spec) after \(row.base): \(answers) systemd \(expected)")
+                    mismatches.append(
+                        "\(row.localZone ?? "UTC"): \(row.spec) after \(row.base): \(answers) systemd \(expected)")
                 }
             }
         }
-        #expect(mismatches.isEmpty, "\(mismatches.count) mismatches, first: \(mismatches.prefix(20).joined(separator: "\n"))")
+        #expect(
+            mismatches.isEmpty,
+            "\(mismatches.count) mismatches, first: \(mismatches.prefix(20).joined(separator: "\n"))")
     }
 }

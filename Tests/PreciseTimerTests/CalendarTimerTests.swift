@@ -24,9 +24,10 @@ struct CalendarTimerTests {
         }
         try timers.advance(by: .seconds(4 * 86_400))
         // The 28th (01:30Z), not the 29th (02:30 does not exist), the 30th and 31st at 00:30Z (CEST).
-        #expect(calls.values.map(\.wallClockDeadline) == [
-            Self.instant(1_774_661_400), Self.instant(1_774_830_600), Self.instant(1_774_917_000),
-        ])
+        #expect(
+            calls.values.map(\.wallClockDeadline) == [
+                Self.instant(1_774_661_400), Self.instant(1_774_830_600), Self.instant(1_774_917_000),
+            ])
         #expect(calls.values.allSatisfy { $0.lateness == .zero && $0.missed == 0 })
 
         // 2026-10-24T12:00Z: 02:30 on the 25th happens twice and fires once, at the first.
@@ -37,9 +38,10 @@ struct CalendarTimerTests {
             autumnCalls.append($0)
         }
         try autumn.advance(by: .seconds(2 * 86_400))
-        #expect(autumnCalls.values.map(\.wallClockDeadline) == [
-            Self.instant(1_792_888_200), Self.instant(1_792_978_200),
-        ])
+        #expect(
+            autumnCalls.values.map(\.wallClockDeadline) == [
+                Self.instant(1_792_888_200), Self.instant(1_792_978_200),
+            ])
     }
 
     @Test("a step back over an occurrence that fired does not fire it again")
@@ -68,10 +70,14 @@ struct CalendarTimerTests {
         try timers.scheduleRepeating(id: "burst", on: hourly, options: .init(missedTicks: .burst)) { burst.append($0) }
         timers.suspend(for: .seconds(6 * 3600))  // 00:30 to 06:30: 01:00 ... 06:00 passed asleep
         #expect(skipped.values.map(\.missed) == [5])
-        #expect(skipped.values.first?.wallClockDeadline == TestTimerService.defaultWallClock.advanced(by: .seconds(6 * 3600)))
-        #expect(burst.values.map(\.wallClockDeadline) == (1...6).map {
-            TestTimerService.defaultWallClock.advanced(by: .seconds($0 * 3600))
-        })
+        #expect(
+            skipped.values.first?.wallClockDeadline
+                == TestTimerService.defaultWallClock.advanced(by: .seconds(6 * 3600)))
+        #expect(
+            burst.values.map(\.wallClockDeadline)
+                == (1...6).map {
+                    TestTimerService.defaultWallClock.advanced(by: .seconds($0 * 3600))
+                })
         #expect(timers.isScheduled("skip") && timers.isScheduled("burst"))
     }
 
@@ -86,8 +92,9 @@ struct CalendarTimerTests {
         #expect(timers.scheduledCount == 0)
     }
 
-    @Test("every tenth of a second on the real services: never early, on the grid, each occurrence once",
-          arguments: Implementation.allCases)
+    @Test(
+        "every tenth of a second on the real services: never early, on the grid, each occurrence once",
+        arguments: Implementation.allCases)
     func realServices(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }

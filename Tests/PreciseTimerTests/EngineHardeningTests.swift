@@ -51,8 +51,10 @@ struct EngineHardeningTests {
         #expect(throws: PreciseTimerError.self) { try timers.schedule(after: .zero) { _ in } }
     }
 
-    @Test("a forked child that uses and drops an inherited service exits at once, and the parent goes on",
-        .disabled(if: Sanitizers.threadSanitizerIsActive, "fork from a multi-threaded process can hang under TSan's runtime"))
+    @Test(
+        "a forked child that uses and drops an inherited service exits at once, and the parent goes on",
+        .disabled(
+            if: Sanitizers.threadSanitizerIsActive, "fork from a multi-threaded process can hang under TSan's runtime"))
     func forkedChild() async throws {
         var timers: PreciseTimer? = try PreciseTimer()
         let ticks = Recorder<Tick>()

@@ -163,8 +163,10 @@ struct EngineLifecycleTests {
         let value = SemaphoreGuarded(false)
     }
 
-    @Test("defect 5: a forked child that reinits and runs an inherited caller's base runs none of the parent's timers",
-        .disabled(if: Sanitizers.threadSanitizerIsActive, "fork from a multi-threaded process can hang under TSan's runtime"))
+    @Test(
+        "defect 5: a forked child that reinits and runs an inherited caller's base runs none of the parent's timers",
+        .disabled(
+            if: Sanitizers.threadSanitizerIsActive, "fork from a multi-threaded process can hang under TSan's runtime"))
     func forkedChildOnCallersBase() async throws {
         let log = Recorder<String>()
         // One thread of its own drives the base throughout, as a daemon's loop thread would.

@@ -59,9 +59,10 @@ struct DaemonCommand: AsyncParsableCommand {
         transform: parseDuration)
     var duration: Duration?
 
-    @Option(help: "When the roll-up job runs, in systemd's OnCalendar= syntax (check one with `systemd-analyze calendar`).")
+    @Option(
+        help: "When the roll-up job runs, in systemd's OnCalendar= syntax (check one with `systemd-analyze calendar`)."
+    )
     var rollup = "minutely"
-
 
     @Flag(
         help: "Run the heartbeat on the sessions' service instead of its own lane (touches keep the clients lane).")

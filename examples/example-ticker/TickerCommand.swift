@@ -17,12 +17,14 @@ struct TickerCommand: ParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The ticker period, e.g. 250us, 1ms.", valueName: "duration"),
-            transform: { try parseDuration($0, positive: true) })
+    @Option(
+        help: ArgumentHelp("The ticker period, e.g. 250us, 1ms.", valueName: "duration"),
+        transform: { try parseDuration($0, positive: true) })
     var interval: Duration = .milliseconds(1)
 
-    @Option(help: ArgumentHelp("How long to run, e.g. 10s, 500ms; a bare number is seconds.", valueName: "duration"),
-            transform: { try parseDuration($0, positive: true, bareUnit: "s") })
+    @Option(
+        help: ArgumentHelp("How long to run, e.g. 10s, 500ms; a bare number is seconds.", valueName: "duration"),
+        transform: { try parseDuration($0, positive: true, bareUnit: "s") })
     var duration: Duration = .seconds(3)
 
     @Option(help: "Which service to run: precise, dispatch or both.")
@@ -31,13 +33,16 @@ struct TickerCommand: ParsableCommand {
     @Option(help: "What a late ticker does about missed periods: skip, burst or delay.")
     var policy: Policy = .skip
 
-    @Option(help: ArgumentHelp("PreciseTimer only: wake this long before each deadline and spin, e.g. 50us.",
-                               valueName: "duration"),
-            transform: { try parseDuration($0) })
+    @Option(
+        help: ArgumentHelp(
+            "PreciseTimer only: wake this long before each deadline and spin, e.g. 50us.",
+            valueName: "duration"),
+        transform: { try parseDuration($0) })
     var spinMargin: Duration = .zero
 
-    @Flag(name: .customLong("async"),
-          help: "Also run a PreciseTimer ticker driven by `for await tick in timers.ticks(every:)`.")
+    @Flag(
+        name: .customLong("async"),
+        help: "Also run a PreciseTimer ticker driven by `for await tick in timers.ticks(every:)`.")
     var forAwait = false
 
     @Flag(help: "Print the summary as JSON instead of a table.")
@@ -52,8 +57,9 @@ struct TickerCommand: ParsableCommand {
             return
         }
         let seconds = Double(report.elapsedNanoseconds) / 1e9
-        print("\n\(Int(self.interval / .microseconds(1))) µs ticker, policy \(report.policy), "
-              + (report.interrupted ? "interrupted after" : "ran") + " \(String(format: "%.2f", seconds)) s")
+        print(
+            "\n\(Int(self.interval / .microseconds(1))) µs ticker, policy \(report.policy), "
+                + (report.interrupted ? "interrupted after" : "ran") + " \(String(format: "%.2f", seconds)) s")
         printTable(report.results)
     }
 }
@@ -101,10 +107,14 @@ func parseDuration(_ text: String, positive: Bool = false, bareUnit: String? = n
 func printTable(_ summaries: [TickerSummary]) {
     func µs(_ ns: Int64?) -> String { ns.map { String(format: "%.1f", Double($0) / 1000) } ?? "-" }
     let header = ["backend", "ticks", "missed", "p50 µs", "p90 µs", "p99 µs", "max µs", "drift µs"]
-    let rows = [header] + summaries.map { s in
-        [s.backend, "\(s.ticks)", "\(s.missed)", µs(s.lateness?.p50), µs(s.lateness?.p90), µs(s.lateness?.p99),
-         µs(s.lateness?.max), µs(s.driftNanoseconds)]
-    }
+    let rows =
+        [header]
+        + summaries.map { s in
+            [
+                s.backend, "\(s.ticks)", "\(s.missed)", µs(s.lateness?.p50), µs(s.lateness?.p90), µs(s.lateness?.p99),
+                µs(s.lateness?.max), µs(s.driftNanoseconds),
+            ]
+        }
     let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
     for (index, row) in rows.enumerated() {
         let cells = zip(row, widths).enumerated().map { column, cell in

@@ -9,7 +9,8 @@ extension BenchmarkRun {
     mutating func measureCalendarCost() {
         let calls = self.plan.quick ? 20_000 : 200_000
         Self.log("wallclock: CalendarSchedule.next(after:), \(calls) calls per schedule")
-        self.report.section("CalendarSchedule.next(after:), \(calls) calls (ns per call)", values: ["ns/call"], ratios: [])
+        self.report.section(
+            "CalendarSchedule.next(after:), \(calls) calls (ns per call)", values: ["ns/call"], ratios: [])
         let start = WallClockInstant(nanosecondsSinceEpoch: 1_767_225_600_000_000_000)
         let rows: [(String, String, Double?)] = [
             ("daily 09:00, UTC", "*-*-* 09:00 UTC", 500),
@@ -54,7 +55,9 @@ extension BenchmarkRun {
         let foundationCalls = calls / 10
         let began = Measure.now()
         for _ in 0..<foundationCalls {
-            guard let next = calendar.nextDate(after: date, matching: components, matchingPolicy: .nextTime) else { break }
+            guard let next = calendar.nextDate(after: date, matching: components, matchingPolicy: .nextTime) else {
+                break
+            }
             date = next
         }
         let perCall = Double(Measure.now() - began) / Double(foundationCalls)
