@@ -22,8 +22,7 @@ final class Heartbeat: Sendable {
     /// Starts beating on `lane`.
     func start(on lane: PreciseTimer) throws {
         try lane.scheduleRepeating(id: "heartbeat", every: self.interval) { [weak self] tick in
-            let lateness = tick.lateness.components
-            let nanoseconds = lateness.seconds * 1_000_000_000 + lateness.attoseconds / 1_000_000_000
+            let nanoseconds = tick.lateness.wholeNanoseconds
             guard let self else { return }
             self.window.withLock { window in
                 window.latenessNanoseconds.append(nanoseconds)

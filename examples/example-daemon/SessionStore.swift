@@ -12,7 +12,6 @@ import Synchronization
 /// thousands of handlers, one after another on the lane's loop thread, every `expiry`.
 final class SessionStore: Sendable {
     let count: Int
-    let expiry: Duration
     private let lane: PreciseTimer
     /// Built once: a touch must not allocate a string.
     private let ids: [TimerID]
@@ -45,10 +44,8 @@ final class SessionStore: Sendable {
     init(count: Int, expiry: Duration, tolerance: Duration, lane: PreciseTimer) {
         self.options = TimerOptions(tolerance: tolerance)
         self.count = count
-        self.expiry = expiry
         self.lane = lane
-        self.expiryNanoseconds =
-            expiry.components.seconds * 1_000_000_000 + expiry.components.attoseconds / 1_000_000_000
+        self.expiryNanoseconds = expiry.wholeNanoseconds
         self.ids = (0..<count).map { TimerID("session-\($0)") }
         self.idleSince = Mutex([Int64](repeating: 0, count: count))
     }
@@ -75,9 +72,7 @@ final class SessionStore: Sendable {
     /// Runs on the lane's loop thread.
     private func expired(_ index: Int, _ tick: Tick) {
         self.expiries.add(1, ordering: .relaxed)
-        let lateness =
-            Int64(tick.lateness.components.seconds) * 1_000_000_000
-            + tick.lateness.components.attoseconds / 1_000_000_000
+        let lateness = tick.lateness.wholeNanoseconds
         if lateness > self.maximumExpiryLateness.load(ordering: .relaxed) {
             self.maximumExpiryLateness.store(lateness, ordering: .relaxed)  // one writer: the loop thread
         }

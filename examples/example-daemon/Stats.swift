@@ -21,6 +21,13 @@ struct CPUTime: Sendable {
     }
 }
 
+extension Duration {
+    /// Whole nanoseconds (rounded toward zero): what the counters and deadlines are kept in.
+    var wholeNanoseconds: Int64 {
+        self.components.seconds * 1_000_000_000 + self.components.attoseconds / 1_000_000_000
+    }
+}
+
 /// The formatting the stats lines share.
 enum Format {
     static func seconds(_ duration: Duration) -> Double {
