@@ -1,6 +1,8 @@
+import Dispatch
 import PreciseTimer
 import PreciseTimerCalendar
 import PreciseTimerTesting
+import Synchronization
 import Testing
 
 /// `CalendarSchedule` on the services: a nightly job through DST, clock steps and suspend on
@@ -85,10 +87,14 @@ struct CalendarTimerTests {
     func noFutureOccurrence() throws {
         let timers = TestTimerService()
         defer { timers.shutdown() }
+        // Built outside the expectation: a refused specification would be .invalidSchedule too.
+        let past = try CalendarSchedule("2001-01-01")
         let error = #expect(throws: PreciseTimerError.self) {
-            try timers.scheduleRepeating(id: "past", on: try CalendarSchedule("2001-01-01")) { _ in }
+            try timers.scheduleRepeating(id: "past", on: past) { _ in }
         }
         #expect(error?.code == .invalidSchedule)
+        #expect(error?.value == "2001-01-01 00:00:00")
+        #expect(error?.detail?.hasPrefix("no occurrence after ") == true)
         #expect(timers.scheduledCount == 0)
     }
 
@@ -100,7 +106,7 @@ struct CalendarTimerTests {
         defer { timers.shutdown() }
         let fired = Recorder<(Tick, Int64)>()
         try timers.scheduleRepeating(id: "tenth", on: try CalendarSchedule("*:*:0/0.1 UTC")) { tick in
-            fired.append((tick, realtimeNanoseconds()))
+            fired.append((tick, wallClockNanoseconds()))
         }
         let values = await fired.wait(forCount: 3)
         for (tick, wallAtCall) in values {
@@ -110,5 +116,50 @@ struct CalendarTimerTests {
         }
         let occurrences = values.compactMap { $0.0.wallClockDeadline?.nanosecondsSinceEpoch }
         #expect(zip(occurrences, occurrences.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
+    @Test("cancelling a wall-clock timer releases its schedule outside the service's lock")
+    func scheduleReleasedOutsideLock() throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let verdict = LockVerdict()
+        try timers.scheduleRepeating(id: "probe", on: LockProbe(timers: timers, id: "probe", verdict: verdict)) { _ in }
+        #expect(timers.cancel("probe"))
+        #expect(verdict.lockWasFree.withLock { $0 } == true)
+    }
+}
+
+/// What ``LockProbe``'s deinit found.
+private final class LockVerdict: Sendable {
+    let lockWasFree = Mutex<Bool?>(nil)
+}
+
+/// An hourly schedule whose deinit (user code) asks, from another thread, about its own timer:
+/// that takes the lock of the timer's shard, so it answers at once only if the service released
+/// the schedule outside that lock. Bounded: a lock still held after 5 s counts as held.
+private final class LockProbe: WallClockSchedule {
+    let timers: TestTimerService
+    let id: TimerID
+    let verdict: LockVerdict
+
+    init(timers: TestTimerService, id: TimerID, verdict: LockVerdict) {
+        self.timers = timers
+        self.id = id
+        self.verdict = verdict
+    }
+
+    func next(after instant: WallClockInstant) -> WallClockInstant? {
+        WallClockInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch + 3_600_000_000_000)
+    }
+
+    deinit {
+        let answered = DispatchSemaphore(value: 0)
+        let (timers, id) = (self.timers, self.id)
+        DispatchQueue.global().async {
+            _ = timers.isScheduled(id)
+            answered.signal()
+        }
+        let free = answered.wait(timeout: .now() + 5) == .success
+        self.verdict.lockWasFree.withLock { $0 = free }
     }
 }

@@ -143,8 +143,8 @@ struct DueRunTests {
             switch Int.random(in: 0..<8, using: &random) {
             case 0:
                 if let other {
-                    let (found, handler) = registry.cancel(other, hash: other.tableHash)
-                    #expect(found && handler != nil)
+                    let ended = registry.cancel(other, hash: other.tableHash)
+                    #expect(ended.node != nil && ended.handler != nil)
                     model[other] = nil
                 }
             case 1:

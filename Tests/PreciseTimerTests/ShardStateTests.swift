@@ -21,7 +21,8 @@ extension ShardState {
     }
 
     fileprivate mutating func cancel(_ id: TimerID) -> (found: Bool, handler: TimerNode.StoredHandler?) {
-        self.cancel(id, hash: id.tableHash)
+        let ended = self.cancel(id, hash: id.tableHash)
+        return (ended.node != nil, ended.handler)
     }
 }
 

@@ -234,16 +234,17 @@ package struct ShardState {
     // MARK: Cancellation
 
     /// Ends the timer with this ID (only if its generation matches, when one is given). Returns
-    /// whether it existed and the handler the caller must release outside the lock (releasing
-    /// runs the captures' deinits: user code).
+    /// the node it ended (`nil`: none) and its handler, both for the caller to release outside
+    /// the lock: the handler's captures and a wall-clock timer's schedule are user code, run by
+    /// their deinits, and the node may hold the last reference to either.
     package mutating func cancel(
         _ id: TimerID, hash: UInt64, generation: UInt64? = nil
-    ) -> (found: Bool, handler: TimerNode.StoredHandler?) {
+    ) -> (node: TimerNode?, handler: TimerNode.StoredHandler?) {
         if let generation {
-            guard let node = self.timers.find(id, hash: hash), node.sequence == generation else { return (false, nil) }
+            guard let node = self.timers.find(id, hash: hash), node.sequence == generation else { return (nil, nil) }
         }
-        guard let node = self.timers.remove(id, hash: hash) else { return (false, nil) }
-        return (true, self.end(node))
+        guard let node = self.timers.remove(id, hash: hash) else { return (nil, nil) }
+        return (node, self.end(node))
     }
 
     /// The node registered under `id` (for queries: its generation, whether it exists).

@@ -51,21 +51,23 @@ extension TimerCore {
     @discardableResult
     package func cancel(_ id: TimerID) -> Bool {
         let hash = id.tableHash
-        let (found, handler) = self.shards[self.shard(for: hash)].withLock { $0.cancel(id, hash: hash) }
-        withExtendedLifetime(handler) {}  // Released here, outside the lock.
-        if found { self.instruments.cancelled(1) }
-        return found
+        let ended = self.shards[self.shard(for: hash)].withLock { $0.cancel(id, hash: hash) }
+        withExtendedLifetime(ended) {}  // Released here, outside the lock.
+        guard ended.node != nil else { return false }
+        self.instruments.cancelled(1)
+        return true
     }
 
     @discardableResult
     package func cancel(_ id: TimerID, generation: UInt64) -> Bool {
         let hash = id.tableHash
-        let (found, handler) = self.shards[self.shard(for: hash)].withLock {
+        let ended = self.shards[self.shard(for: hash)].withLock {
             $0.cancel(id, hash: hash, generation: generation)
         }
-        withExtendedLifetime(handler) {}
-        if found { self.instruments.cancelled(1) }
-        return found
+        withExtendedLifetime(ended) {}
+        guard ended.node != nil else { return false }
+        self.instruments.cancelled(1)
+        return true
     }
 
     package func generation(of id: TimerID) -> UInt64? {
