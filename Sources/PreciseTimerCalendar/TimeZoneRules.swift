@@ -8,7 +8,7 @@ struct LocalTimeType: Sendable, Equatable {
 /// (`/usr/share/zoneinfo`, RFC 8536) or from a POSIX `TZ` value: the same data glibc's
 /// `localtime_r` and systemd read on this machine.
 ///
-/// Immutable and shared: ``TimeZoneDirectory`` loads each zone once.
+/// Immutable and shared: ``TimeZoneDirectory`` loads each named zone once.
 final class TimeZoneRules: Sendable {
     /// The name the zone was asked for (`Europe/Berlin`), `UTC`, or where the local zone came from.
     let name: String

@@ -74,7 +74,8 @@ package struct TimerRequest: Sendable {
     ) throws(PreciseTimerError) {
         let now = WallClockInstant(nanosecondsSinceEpoch: clocks.wall)
         guard let first = schedule.next(after: now) else {
-            throw PreciseTimerError(.invalidSchedule, id: id, value: "\(schedule): no occurrence after \(now)")
+            throw PreciseTimerError(
+                .invalidSchedule, id: id, value: "\(schedule)", detail: "no occurrence after \(now)")
         }
         let oneShot = try TimerRequest(atWallClock: first, clocks, id: id)
         self.init(

@@ -47,7 +47,9 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
         /// A wall-clock schedule cannot be used: a calendar specification that does not parse or
         /// names an unknown time zone, or a schedule with no occurrence after now;
         /// ``PreciseTimerError/value`` holds the specification as given, and
-        /// ``PreciseTimerError/detail`` what is wrong with it and where.
+        /// ``PreciseTimerError/detail`` what is wrong with it and where. Scheduling a schedule
+        /// with no occurrence left after now throws it too: `value` is then the schedule's
+        /// description, `detail` says after which instant.
         public static let invalidSchedule = Code(.invalidSchedule)
 
         /// The code's name, e.g. `"duplicateID"`.
