@@ -45,6 +45,9 @@ struct PreciseStress: ParsableCommand {
         guard self.threads > 0, self.operations > 0, self.cycles >= 0 else {
             throw ValidationError("--threads and --operations must be positive, --cycles not negative")
         }
+        guard self.rounds > 0, (self.measureStorm ?? 1) > 0, (self.measureShutdown ?? 0) >= 0 else {
+            throw ValidationError("--rounds and --measure-storm must be positive, --measure-shutdown not negative")
+        }
     }
 
     func run() throws {

@@ -63,27 +63,23 @@ extension ShardState {
         guard let driver = self.clocks, let next = self.heap.runNode(ahead: 0) else { return }
         driver.prefetch(address: self.heap.runEntryAddress(ahead: 4))
         if let after = self.heap.runNode(ahead: 1) {
-            let address = UInt(bitPattern: after.toOpaque())
-            driver.prefetch(address: address)
-            driver.prefetch(address: address &+ 64)
-            driver.prefetch(address: address &+ 119)  // 120 bytes: a third line unless aligned.
+            driver.prefetch(node: UInt(bitPattern: after.toOpaque()))
         }
-        next._withUnsafeGuaranteedRef { node in
-            driver.prefetch(address: self.timers.slotAddress(hash: node.hash))
-            driver.prefetch(address: node.handlerContextAddress)
-        }
+        next._withUnsafeGuaranteedRef { driver.prefetch(handlerOf: $0, slotIn: self.timers) }
     }
 
     /// The loop looks at this shard: returns the earliest pending timer (``Head/none`` when none is pending). Until the next `peek`, a
     /// timer that comes before it makes ``add(_:)`` (and every other push) ask for a wake-up.
     package mutating func peek() -> Head {
         self.loopLooksAt =
-            self.heap.min.map { Head(deadline: $0.deadline, sequence: $0.sequence, address: self.heap.minAddress) }
+            self.heap.min.map {
+                Head(deadline: $0.deadline, sequence: $0.sequence, address: UInt(bitPattern: $0.node.toOpaque()))
+            }
             ?? .none
         return self.loopLooksAt
     }
 
-    /// ``next(now:)`` and, for a timer whose handler runs right here on the loop (no hop), its
+    /// ``next(now:notAfter:isFresh:)`` and, for a timer whose handler runs right here on the loop (no hop), its
     /// ``begin(_:)`` under the same lock. Returns the call to make, if any.
     package mutating func nextOnLoop(now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true) -> (Next, Call?) {
         let next = self.next(now: now, notAfter: limit, isFresh: isFresh)

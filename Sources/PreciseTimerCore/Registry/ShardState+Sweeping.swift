@@ -50,25 +50,16 @@ extension ShardState {
                 sweep.timers.abandonAll()
             }
             for index in order.indices {
-                if let driver {
-                    if index + 16 < order.count {
-                        let address = order[index + 16].node
-                        driver.prefetch(address: address)
-                        driver.prefetch(address: address &+ 64)
-                        driver.prefetch(address: address &+ 119)  // 120 bytes: a third line unless aligned.
-                    }
-                    if index + 8 < order.count {
-                        // Still alive (owned by its table, or by this pass for a table that handed
-                        // its references over): only the nodes before `index` were let go.
-                        let ahead = order[index + 8]
-                        Unmanaged<TimerNode>.fromOpaque(UnsafeRawPointer(bitPattern: ahead.node)!)
-                            ._withUnsafeGuaranteedRef { node in
-                                if !handedOver[ahead.sweep] {
-                                    driver.prefetch(address: sweeps[ahead.sweep].timers.slotAddress(hash: node.hash))
-                                }
-                                driver.prefetch(address: node.handlerContextAddress)
-                            }
-                    }
+                if let driver, index + 16 < order.count {
+                    driver.prefetch(node: order[index + 16].node)
+                }
+                if let driver, index + 8 < order.count {
+                    // Still alive (owned by its table, or by this pass for a table that handed its
+                    // references over): only the nodes before `index` were let go.
+                    let ahead = order[index + 8]
+                    let table = handedOver[ahead.sweep] ? nil : sweeps[ahead.sweep].timers
+                    let node = Unmanaged<TimerNode>.fromOpaque(UnsafeRawPointer(bitPattern: ahead.node)!)
+                    node._withUnsafeGuaranteedRef { driver.prefetch(handlerOf: $0, slotIn: table) }
                 }
                 let item = order[index]
                 let node = Unmanaged<TimerNode>.fromOpaque(UnsafeRawPointer(bitPattern: item.node)!)
@@ -141,7 +132,7 @@ extension ShardState {
 
     /// Ends every timer in O(1) under the lock: the table and the heap are swapped out whole and
     /// the era bumped, so no call of theirs can begin once the lock is released. The caller
-    /// releases the handlers outside the lock with ``Swept/release()`` (271 ms of holding the
+    /// releases the handlers outside the lock with ``Swept/release(prefetchingWith:)`` (271 ms of holding the
     /// lock at a million pending timers when they were ended one by one in here).
     package mutating func cancelAll() -> Swept {
         self.era &+= 1

@@ -6,17 +6,19 @@ extension TimerCore {
 
     /// Runs the timers due now, in deadline order, up to ``batchLimit`` of them.
     ///
-    /// Handlers on ``TimerExecutor/loop`` run inline on the caller's thread; others are queued.
+    /// The clock is read once per fire: a timer due by the last reading (the previous call's
+    /// instant) is due now, so the clock is read again only when the earliest timer is not due
+    /// by it. Handlers on ``TimerExecutor/loop`` run inline on the caller's thread; others are queued.
     /// Calls are serialized by whatever drives the core (its loop thread, its alarm queue, or
     /// the virtual-time service's `advance`), which alone touches the loop's view of the shards.
     ///
-    /// - Parameter limit: Run no timer whose deadline is after it (see ``ShardState/next(now:notAfter:)``).
+    /// - Parameter limit: Run no timer whose deadline is after it (see ``ShardState/next(now:notAfter:isFresh:)``).
     package func runDue(notAfter limit: Int64 = .max) -> Outcome {
         self.sleepsUntil.store(.min, ordering: .sequentiallyConsistent)  // Running: pushes need not ring.
         var woke = false
         defer { if woke { self.wokeUp() } }
-        // The last clock reading, and whether any fire has been served by it yet. A head due by
-        // it is due now: a storm reads the clock once per fire (its call's instant), not twice.
+        // The last clock reading, and whether it was taken for the fire about to be served (no
+        // fire has used it yet). A head due by it is due now.
         var now = Int64.min
         var isFresh = false
         for _ in 0..<Self.batchLimit {
@@ -93,8 +95,8 @@ extension TimerCore {
     /// loop's view of the shard is brought up to date at once; elsewhere (a queue hop) the loop
     /// is woken if the next deadline comes before what it saw.
     ///
-    /// - Returns: The latest clock reading: when the call began (the tick's `firedAt`), or when
-    ///   it returned for a repeating timer.
+    /// - Returns: The last clock reading this made: when the call began (the tick's `firedAt`)
+    ///   for a one-shot, when it returned for a repeating timer.
     @discardableResult
     func invoke(_ call: ShardState.Call, for fire: ShardState.Fire, onLoop: Bool) -> Int64 {
         let firedAt = self.doorbell.now()

@@ -22,7 +22,7 @@
 /// every due entry into the run in one pass over the array, sorts it, and the run is then
 /// consumed front to back, touching no node but the one it hands out. The run is part of the
 /// heap for every caller: ``min``, ``removeMin()``, ``remove(_:)``, ``count`` and
-/// ``forEachNode(_:)`` see both.
+/// ``forEachEntry(_:)`` see both.
 package struct TimerHeap {
     package struct Entry {
         package var deadline: Int64
@@ -75,11 +75,6 @@ package struct TimerHeap {
         return top
     }
 
-    /// The address of the earliest entry's node (0 when empty), for prefetching only.
-    package var minAddress: UInt {
-        self.min.map { UInt(bitPattern: $0.node.toOpaque()) } ?? 0
-    }
-
     /// The node `ahead` places after the front of the due run (live or not; `nil` past its end),
     /// for prefetching: the loop reads it soon. Unretained; valid only under the shard's lock.
     package func runNode(ahead: Int) -> Unmanaged<TimerNode>? {
@@ -96,21 +91,10 @@ package struct TimerHeap {
         return self.run.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress! + index) }
     }
 
-    /// Calls `body` with every node in the heap, the due run's first (in firing order), then
-    /// the rest in heap order (close to deadline order, which for timers of one delay is the
-    /// order they were scheduled and allocated in).
-    /// `body` gets a strong reference: it may end the table's hold on the node.
-    package func forEachNode(_ body: (TimerNode) -> Void) {
-        for runEntry in self.run[self.runStart...] where runEntry.isLive {
-            body(runEntry.entry.node.takeUnretainedValue())
-        }
-        for entry in self.entries {
-            body(entry.node.takeUnretainedValue())
-        }
-    }
-
-    /// Calls `body` with every entry's sequence and node (unretained: the table owns it), in
-    /// the order of ``forEachNode(_:)``, touching no node.
+    /// Calls `body` with every entry's sequence and node (unretained: the table owns it),
+    /// touching no node: the due run's first (in firing order), then the rest in heap order
+    /// (close to deadline order, which for timers of one delay is the order they were scheduled
+    /// and allocated in).
     package func forEachEntry(_ body: (_ sequence: UInt64, _ node: Unmanaged<TimerNode>) -> Void) {
         for runEntry in self.run[self.runStart...] where runEntry.isLive {
             body(runEntry.entry.sequence, runEntry.entry.node)
@@ -303,7 +287,8 @@ package struct TimerHeap {
     /// How many entries are due at `bound`, counting no further than `limit`: a walk down from
     /// the root that enters only due entries (they form a subtree at the root, since a parent is
     /// never after its children), so it reads about four entries per due one. Depth first, its
-    /// stack holds at most three siblings a level: 64 places cover any heap an `Int32` indexes.
+    /// stack holds at most three siblings a level: 49 places cover any heap an `Int32` indexes
+    /// (16 levels), so 128 leave room.
     private func countDue(notAfter bound: Int64, upTo limit: Int) -> Int {
         self.entries.withUnsafeBufferPointer { buffer in
             withUnsafeTemporaryAllocation(of: Int.self, capacity: 128) { stack in

@@ -9,11 +9,12 @@
 /// removal shifts slots back by their stored hash, and growth never hashes a string.
 ///
 /// The table owns one reference to each node it holds (`Unmanaged`: +1 in ``insert(_:hash:)``,
-/// given back by ``remove(_:hash:)`` or released in `deinit`), so probing never retains or
-/// releases a node, which would be a cache miss on its reference count.
+/// given back by ``remove(_:hash:)``, released by ``removeAll(_:)`` or in `deinit`, or handed
+/// over by ``abandonAll()``), so probing never retains or releases a node, which would be a
+/// cache miss on its reference count.
 ///
 /// A class, so that ``ShardState/cancelAll()`` can hand a whole table over in O(1) and its
-/// nodes are released exactly once, by `deinit`, wherever the last reference goes.
+/// nodes are released exactly once, wherever the last reference goes.
 package final class TimerTable {
     private struct Slot {
         /// The ID's ``TimerID/tableHash``; meaningless when `node` is nil.
