@@ -1,8 +1,8 @@
 /// Why a specification was refused, and where: the detail of a `.invalidSchedule` error.
 struct CalendarParseFailure: Error {
     var reason: String
-    /// The byte offset in the specification where parsing stopped, when there is one.
-    var offset: Int?
+    /// The byte offset in the specification where parsing stopped.
+    var offset: Int
 }
 
 /// systemd's `calendar_spec_from_string` (systemd 252, `src/shared/calendarspec.c`), over the
@@ -116,7 +116,6 @@ struct CalendarParser {
             }
             // gmtime_r of the seconds, as a fixed UTC date and time.
             let (days, secondOfDay) = CivilTime.floorDivide(Int(seconds), CivilTime.secondsPerDay)
-            guard days < Int.max / 2 else { throw self.failure("timestamp out of range") }
             let date = CivilTime.date(days: days)
             func fixed(_ value: Int) -> [CalendarComponent] {
                 [CalendarComponent(start: value, stop: -1, repetition: 0)]

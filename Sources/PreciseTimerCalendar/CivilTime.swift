@@ -48,7 +48,7 @@ enum CivilTime {
 
 /// A broken-down local time, C's `struct tm` in the shape systemd's calendar code walks it:
 /// fields may be out of range until ``LocalTimeConverter/makeTime(_:)`` normalizes them.
-struct BrokenDownTime: Equatable {
+struct BrokenDownTime {
     /// The full year (C's `tm_year + 1900`).
     var year: Int
     /// 0...11 once normalized (C's `tm_mon`).

@@ -1,5 +1,5 @@
 /// One local time type of a zone: its offset east of UTC and whether it is daylight saving time.
-struct LocalTimeType: Sendable, Equatable {
+struct LocalTimeType: Sendable {
     var utcOffset: Int
     var isDST: Bool
 }

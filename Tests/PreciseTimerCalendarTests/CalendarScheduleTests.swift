@@ -15,7 +15,7 @@ struct CalendarScheduleTests {
         arguments: [
             ("*:*:0/0", "repetition of 0"), ("Mon..Xyz 09:00", "weekday"), ("*-*-* 25:00", "hour out of range"),
             ("*-13-01", "month out of range"), ("*-*-* 09:00 Not/AZone", "unknown time zone"),
-            ("", "empty"), ("every day", "offset"), ("2200-01-01", "year out of range"),
+            ("", "empty"), ("every day", "expected a number at offset 0"), ("2200-01-01", "year out of range"),
             ("*-*-* 09:00\u{0}", "NUL"), ("Fri..Mon 09:00", "backwards"),
         ])
     func refusals(specification: String, reason: String) {
