@@ -27,6 +27,30 @@ package final class ClockBinding: @unchecked Sendable {
     package var anchor: Int64
     /// A calendar timer's schedule: after each call, the next occurrence comes from it.
     package let schedule: (any WallClockSchedule)?
+    /// For a calendar timer: what ``anchor`` holds, and what the loop does when the timer comes
+    /// due. The schedule is user code, so the registry never asks it under the lock: it takes
+    /// the timer, the loop asks the schedule, and the registry commits the answer (checking the
+    /// timer's epoch, as a queue hop does).
+    package var phase: Phase = .occurrence
+
+    package enum Phase: UInt8, Sendable {
+        /// ``anchor`` is the occurrence the next call answers.
+        case occurrence
+        /// A reschedule moved the next call: ``anchor`` is where that call falls on the wall
+        /// clock, and the call answers no occurrence (its tick's `wallClockDeadline` is `nil`).
+        /// After it, the schedule goes on with its first occurrence after the instant the call
+        /// was due.
+        case moved
+        /// Resumed from a pause: before anything else, the loop asks the schedule for its first
+        /// occurrence after the wall clock's now (the occurrences passed while paused get no call).
+        case resumed
+        /// The wall clock was stepped back by more than ``ClockBinding/offsetNoise``: before
+        /// anything else, the loop checks whether two occurrences now lie before ``anchor``.
+        /// Then the clock had been wrong by more than a period, and the schedule starts afresh
+        /// from the new time; otherwise the timer keeps its occurrence (an occurrence already
+        /// called is never called again).
+        case stepped
+    }
 
     package init(kind: Kind, anchor: Int64, schedule: (any WallClockSchedule)? = nil) {
         self.kind = kind
@@ -110,7 +134,9 @@ package final class ClockBinding: @unchecked Sendable {
     package func retarget(to deadline: Int64, _ clocks: Readings) {
         switch self.kind {
         case .continuous: self.anchor = clocks.continuous &- clocks.monotonic
-        case .wall: self.anchor = saturatingAdd(clocks.wall, saturatingSubtract(deadline, clocks.monotonic))
+        case .wall:
+            self.anchor = saturatingAdd(clocks.wall, saturatingSubtract(deadline, clocks.monotonic))
+            if self.schedule != nil { self.phase = .moved }
         }
     }
 }

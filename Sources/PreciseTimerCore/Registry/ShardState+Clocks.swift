@@ -1,47 +1,36 @@
 extension ShardState {
     // MARK: Bound timers
 
-    /// Takes a due wall-clock timer: a one-shot answers its instant; a calendar timer counts the
-    /// occurrences that passed since the one it was due for and applies its policy: `.skip` and
-    /// `.delay` answer the latest, `missed` counting the others; `.burst` answers each in turn, at
-    /// most ``MissedTickPolicy/maximumBurst`` in a row. The count is bounded (``occurrenceScan``):
-    /// after a very long sleep a schedule that fires every second is caught up over several calls.
+    /// Takes a due wall-clock timer. A one-shot answers its instant. A calendar timer answers the
+    /// occurrence it was due for, and its missed-tick policy decides what else: `.burst` answers
+    /// each passed occurrence in turn, at most ``MissedTickPolicy/maximumBurst`` in a row; `.skip`
+    /// and `.delay` answer the latest, with `missed` counting the others, which the loop asks the
+    /// schedule for outside the lock (``Work/catchUp``: one question however far the clock moved).
     mutating func takeWallClock(
         _ node: TimerNode, _ clock: ClockBinding, now: Int64, clocks: ClockBinding.Readings
     ) -> Fire {
-        var answered = clock.anchor
-        var missed: UInt64 = 0
-        if let schedule = clock.schedule {
-            var latest = clock.anchor
-            var later: UInt64 = 0
-            while later < Self.occurrenceScan,
-                let occurrence = schedule.next(after: WallClockInstant(nanosecondsSinceEpoch: latest)),
-                occurrence.nanosecondsSinceEpoch <= clocks.wall
-            {
-                latest = occurrence.nanosecondsSinceEpoch
-                later += 1
-            }
-            switch node.policy {
-            case .burst where later == 0:
-                node.catchUp = 0
-            case .burst where Int(node.catchUp) < MissedTickPolicy.maximumBurst:
-                node.catchUp += 1
-            case .skip, .burst, .delay:
-                node.catchUp = 0
-                answered = latest
-                missed = later
-            }
-            clock.anchor = answered
-        }
         // Where the occurrence fell on the monotonic clock, for `scheduledAt` and lateness.
-        let scheduledAt = min(now, saturatingSubtract(now, saturatingSubtract(clocks.wall, answered)))
-        var fire = Fire(node: node, epoch: node.epoch, missed: missed, scheduledAt: scheduledAt)
-        fire.occurrence = answered
+        let scheduledAt = min(now, saturatingSubtract(now, saturatingSubtract(clocks.wall, clock.anchor)))
+        var fire = Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: scheduledAt)
+        fire.wall = clocks.wall
+        guard clock.schedule != nil else {
+            fire.occurrence = clock.anchor
+            return fire
+        }
+        switch clock.phase {
+        case .moved:
+            return fire  // A moved call answers no occurrence.
+        case .occurrence, .resumed, .stepped:
+            fire.occurrence = clock.anchor
+        }
+        if node.policy == .burst, Int(node.catchUp) < MissedTickPolicy.maximumBurst {
+            node.catchUp += 1  // Back to 0 once a call returns with the next occurrence still ahead.
+        } else {
+            node.catchUp = 0
+            fire.work = .catchUp
+        }
         return fire
     }
-
-    /// At most this many passed occurrences are counted per call of a calendar timer.
-    static let occurrenceScan: UInt64 = 4096
 
     /// The clocks moved against each other (a step, a suspend, or the engine's wall-clock timer
     /// fired): re-estimates every pending bound timer. Returns whether the loop must be woken.
@@ -50,7 +39,16 @@ extension ShardState {
         let clocks = self.readings(now)
         var wake = false
         for node in self.bound.values where node.state == .pending {
-            let estimate = node.clock!.resolve(estimate: node.deadline, clocks).estimate
+            let clock = node.clock!
+            if clock.schedule != nil, clock.phase == .resumed || clock.phase == .stepped { continue }  // Due now.
+            var estimate = clock.resolve(estimate: node.deadline, clocks).estimate
+            if clock.schedule != nil, clock.phase == .occurrence,
+                estimate > saturatingAdd(node.deadline, ClockBinding.offsetNoise)
+            {
+                // Stepped back: the loop checks at once whether the schedule starts afresh.
+                clock.phase = .stepped
+                estimate = now
+            }
             guard estimate != node.deadline else { continue }
             self.heap.remove(node)
             node.deadline = estimate

@@ -32,12 +32,31 @@ extension ShardState {
                 isFresh = true
             }
             if let clock = node.clock {
-                // An estimate came due: the timer's own clock decides (see ``ClockBinding``).
                 let clocks = self.readings(now)
+                if clock.schedule != nil, clock.phase == .resumed || clock.phase == .stepped {
+                    // The schedule must be asked before anything else (see ``ClockBinding/Phase``).
+                    node.state = .taken
+                    var fire = Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: node.deadline)
+                    fire.work = clock.phase == .resumed ? .resume : .restartCheck
+                    fire.occurrence = clock.anchor
+                    fire.wall = clocks.wall
+                    self.loopLooksAt = .running
+                    return .fire(fire)
+                }
+                // An estimate came due: the timer's own clock decides (see ``ClockBinding``).
+                let previous = node.deadline
                 let (due, estimate) = clock.resolve(estimate: node.deadline, clocks)
                 node.deadline = estimate
                 guard due else {
-                    node.deadline = max(node.deadline, saturatingAdd(now, 1))
+                    if clock.schedule != nil, clock.phase == .occurrence,
+                        estimate > saturatingAdd(previous, ClockBinding.offsetNoise)
+                    {
+                        // Stepped back since it was estimated, and nothing told the registry.
+                        clock.phase = .stepped
+                        node.deadline = now
+                    } else {
+                        node.deadline = max(node.deadline, saturatingAdd(now, 1))
+                    }
                     self.heap.insert(node)
                     continue
                 }
@@ -83,7 +102,7 @@ extension ShardState {
     /// ``begin(_:)`` under the same lock. Returns the call to make, if any.
     package mutating func nextOnLoop(now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true) -> (Next, Call?) {
         let next = self.next(now: now, notAfter: limit, isFresh: isFresh)
-        guard case .fire(let fire) = next, fire.node.queue == nil else { return (next, nil) }
+        guard case .fire(let fire) = next, fire.node.queue == nil, fire.work == .call else { return (next, nil) }
         return (next, self.begin(fire))
     }
 
@@ -121,6 +140,9 @@ extension ShardState {
         let node = fire.node
         guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, node.handler != nil
         else { return nil }
+        if let clock = node.clock, clock.schedule != nil, let occurrence = fire.occurrence {
+            clock.anchor = occurrence  // A catch-up's latest occurrence is the one answered now.
+        }
         node.count += 1
         guard node.repeats else {
             self.timers.remove(node.id, hash: node.hash)
@@ -135,27 +157,32 @@ extension ShardState {
     /// A repeating timer's handler returned at `firedAt` (the tick's instant): arm its next
     /// deadline unless it was cancelled meanwhile, or park it if it was paused. Returns whether
     /// the loop must be woken, and the handler to release outside the lock if the timer ended.
+    ///
+    /// - Parameter upcoming: For a calendar timer, its schedule's answer, asked outside the lock
+    ///   (``Upcoming``).
     package mutating func complete(
-        _ fire: Fire, firedAt: Int64, now: Int64
-    ) -> (wake: Bool, ended: (@Sendable (Tick) -> Void)?) {
+        _ fire: Fire, firedAt: Int64, now: Int64, upcoming: Upcoming? = nil
+    ) -> (wake: Bool, ended: (@Sendable (Tick) -> Void)?, broken: Bool) {
         let node = fire.node
-        guard node.era == self.era, node.state == .running else { return (false, nil) }
+        guard node.era == self.era, node.state == .running else { return (false, nil, false) }
         var next: Int64
         if node.isRescheduled {
             next = node.deadline
             node.isRescheduled = false
             self.retarget(node, to: next, now: now)
-        } else if let clock = node.clock, let schedule = clock.schedule {
-            guard let occurrence = schedule.next(after: WallClockInstant(nanosecondsSinceEpoch: clock.anchor)) else {
+        } else if let clock = node.clock, clock.schedule != nil {
+            guard let upcoming, let occurrence = upcoming.next else {
                 // The schedule has no occurrence left: the timer ends as a fired one-shot does.
-                self.timers.remove(node.id, hash: node.hash)
-                self.forget(node)
-                node.state = .ended
-                return (false, Self.moveHandler(out: node))
+                assert(upcoming != nil, "ShardState.complete: a calendar timer's schedule was not asked")
+                return (false, self.endTaken(node), false)
             }
-            clock.anchor = occurrence.nanosecondsSinceEpoch
+            guard upcoming.isValid else { return (false, self.endTaken(node), true) }
+            clock.anchor = occurrence
+            clock.phase = .occurrence
             self.boundVersion &+= 1
-            next = clock.resolve(estimate: node.deadline, self.readings(now)).estimate
+            let (due, estimate) = clock.resolve(estimate: node.deadline, self.readings(now))
+            if !due { node.catchUp = 0 }  // A `.burst` is caught up.
+            next = estimate
         } else if node.policy == .delay, fire.missed > 0 {
             // A period was missed: the grid restarts after this call (at the clock's end: never).
             next = saturatingAdd(firedAt, node.interval)
@@ -163,10 +190,7 @@ extension ShardState {
             let (sum, overflow) = node.deadline.addingReportingOverflow(node.interval)
             guard !overflow else {
                 // Past the clock's range (centuries of uptime): the timer cannot fire again.
-                self.timers.remove(node.id, hash: node.hash)
-                self.forget(node)
-                node.state = .ended
-                return (false, Self.moveHandler(out: node))
+                return (false, self.endTaken(node), false)
             }
             next = sum
         }
@@ -174,9 +198,83 @@ extension ShardState {
             node.pauseWhenDone = false
             node.deadline = max(0, next - now)
             node.state = .paused
-            return (false, nil)
+            return (false, nil, false)
         }
         node.deadline = next
-        return (self.push(node), nil)
+        return (self.push(node), nil, false)
+    }
+
+    /// A calendar timer's schedule, asked outside the lock for the occurrence after `after`.
+    package struct Upcoming: Sendable {
+        /// The instant the schedule was asked about.
+        package let after: Int64
+        /// Its answer (`nil`: no occurrence left).
+        package let next: Int64?
+
+        package init(after: Int64, next: Int64?) {
+            self.after = after
+            self.next = next
+        }
+
+        /// Whether the answer is at least ``TimerService/minimumInterval`` after the instant
+        /// asked about: a schedule that answers the same instant, an earlier one, or one too close
+        /// would fire one occurrence over and over.
+        package var isValid: Bool {
+            guard let next else { return true }
+            return saturatingSubtract(next, self.after) >= TimerLimits.minimumIntervalNanoseconds
+        }
+    }
+
+    /// Ends a registered timer that is not in the heap (taken or running): it leaves the
+    /// registry, and its handler is returned for the caller to release outside the lock.
+    mutating func endTaken(_ node: TimerNode) -> (@Sendable (Tick) -> Void)? {
+        self.timers.remove(node.id, hash: node.hash)
+        self.forget(node)
+        node.state = .ended
+        return Self.moveHandler(out: node)
+    }
+
+    /// A taken calendar timer's schedule answered (``Work/resume`` or ``Work/restartCheck``):
+    /// sets its next occurrence and puts it back in the heap, unless it was cancelled, paused or
+    /// moved meanwhile. A schedule with no occurrence left ends the timer; one whose answer is
+    /// not after the instant asked about ends it as broken.
+    ///
+    /// - Parameters:
+    ///   - first: The schedule's first occurrence after ``Fire/wall``.
+    ///   - second: For a restart check whose `first` comes before the timer's next occurrence,
+    ///     the schedule's occurrence after `first`.
+    /// - Returns: Whether the loop must be woken, the handler of a timer that ended (to release
+    ///   outside the lock), and whether it ended because the schedule is broken.
+    package mutating func commitReview(
+        _ fire: Fire, first: Upcoming, second: Upcoming?, now: Int64
+    ) -> (wake: Bool, ended: (@Sendable (Tick) -> Void)?, broken: Bool) {
+        let node = fire.node
+        guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, let clock = node.clock else {
+            return (false, nil, false)
+        }
+        guard first.isValid, second?.isValid ?? true else { return (false, self.endTaken(node), true) }
+        switch fire.work {
+        case .resume:
+            guard let next = first.next else { return (false, self.endTaken(node), false) }
+            clock.anchor = next
+        case .restartCheck:
+            if let next = first.next, let after = second?.next, next < clock.anchor, after < clock.anchor {
+                clock.anchor = next
+            }
+        case .call, .catchUp:
+            assertionFailure("ShardState.commitReview: \(fire.work) is not a review")
+        }
+        clock.phase = .occurrence
+        self.boundVersion &+= 1
+        node.deadline = clock.resolve(estimate: now, self.readings(now)).estimate
+        return (self.push(node), nil, false)
+    }
+
+    /// A taken calendar timer's catch-up answer was not after the occurrence it was due for:
+    /// ends it (unless it was cancelled, paused or moved meanwhile). Returns its handler.
+    package mutating func endBroken(_ fire: Fire) -> (@Sendable (Tick) -> Void)? {
+        let node = fire.node
+        guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch else { return nil }
+        return self.endTaken(node)
     }
 }

@@ -12,11 +12,38 @@ package struct ShardState {
         package let node: TimerNode
         /// The node's epoch when it was taken: a reschedule or pause since then drops this fire.
         package let epoch: UInt32
-        package let missed: UInt64
-        package let scheduledAt: Int64
+        package var missed: UInt64
+        package var scheduledAt: Int64
         /// A wall-clock timer's occurrence this call answers (``Tick/wallClockDeadline``);
-        /// `Int64.min` for other timers.
-        package var occurrence: Int64 = .min
+        /// `nil` for other timers and for a calendar timer's moved call.
+        package var occurrence: Int64?
+        /// What the loop does with the fire before (or instead of) a call.
+        package var work: Work = .call
+        /// The wall clock when the timer was taken (calendar timers: what its schedule is asked about).
+        package var wall: Int64 = 0
+
+        package init(node: TimerNode, epoch: UInt32, missed: UInt64, scheduledAt: Int64) {
+            self.node = node
+            self.epoch = epoch
+            self.missed = missed
+            self.scheduledAt = scheduledAt
+        }
+    }
+
+    /// What a taken calendar timer needs from its schedule, asked by the loop outside the lock
+    /// (see ``ClockBinding/Phase``).
+    package enum Work: UInt8, Sendable {
+        /// Nothing: the call answers ``Fire/occurrence`` as it is.
+        case call
+        /// The schedule's latest occurrence not after ``Fire/wall`` (and how many passed)
+        /// replaces ``Fire/occurrence``; then the call.
+        case catchUp
+        /// No call: the schedule's first occurrence after ``Fire/wall`` becomes the timer's next
+        /// (``ShardState/commitReview(_:first:second:)``).
+        case resume
+        /// No call: the timer starts afresh from ``Fire/wall`` if two occurrences lie before its
+        /// next one (``ShardState/commitReview(_:first:second:)``).
+        case restartCheck
     }
 
     /// A fire whose call begins now: the handler to call and the tick's count.
@@ -214,6 +241,11 @@ package struct ShardState {
             node.deadline = saturatingAdd(now, node.deadline)  // At the clock's end: never fires.
             node.catchUp = 0
             self.retarget(node, to: node.deadline, now: now)
+            if let clock = node.clock, clock.schedule != nil {
+                // A calendar timer goes on with its schedule: the loop asks it at once.
+                clock.phase = .resumed
+                node.deadline = now
+            }
             return (true, self.push(node))
         case .running:
             // Paused while its handler ran: it was to park when the call returns; now it won't.

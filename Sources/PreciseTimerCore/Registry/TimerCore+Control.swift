@@ -132,11 +132,15 @@ extension TimerCore {
     ) throws(PreciseTimerError) -> Bool {
         if id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
         let now = self.doorbell.now()
-        let deadline = try TimerRequest.deadline(now: now, after: try delay.validatedDelay(for: id), id: id)
+        // The same request `schedule(after:)` makes, its clock included (a `.continuous` session
+        // must count its idle time through a suspend however it was created).
+        let request = try TimerTrigger.after(delay).request(now: now, clock: options.clock, driver: self.doorbell, id: id)
+        let deadline = request.deadline
         // Built outside the lock, used or not: an unused node's handler is released out here.
         let tolerance = try Self.validatedTolerance(options, id: id)
         let node = TimerNode(
-            id: id, deadline: deadline, interval: 0, options: options, tolerance: tolerance, handler: handler)
+            id: id, deadline: deadline, interval: 0, options: options, clock: request.clock, tolerance: tolerance,
+            handler: handler)
         node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
         node.name(id)
         let shard = self.shard(for: node.hash)
@@ -163,7 +167,13 @@ extension TimerCore {
             throw error
         }
         if !created { self.instruments.refused() }
-        if pushed { self.wakeLoop(for: shard, deadline: deadline) }
+        // A new timer on another clock wakes the loop whatever its deadline, as `schedule` does:
+        // the engine arms that clock's timerfd at the end of the loop's pass.
+        if created, request.clock != nil {
+            self.wakeLoop(for: shard, deadline: .min)
+        } else if pushed {
+            self.wakeLoop(for: shard, deadline: deadline)
+        }
         return created
     }
 }

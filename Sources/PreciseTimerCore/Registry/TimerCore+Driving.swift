@@ -46,8 +46,25 @@ extension TimerCore {
             }
             self.heads[index] = newHead
             isFresh = false
-            guard case .fire(let fire) = next else { continue }  // The head had gone stale.
+            guard case .fire(var taken) = next else { continue }  // The head had gone stale.
             woke = true
+            if taken.work != .call {
+                // A calendar timer whose schedule must be asked first, here, outside the lock.
+                guard self.askSchedule(&taken, shard: index) else { continue }
+                if taken.node.queue == nil {
+                    let fire = taken
+                    let call = self.shards[index].withLock { registry -> ShardState.Call? in
+                        let call = registry.begin(fire)
+                        if call != nil { self.inFlight.enter() }
+                        return call
+                    }
+                    guard let call else { continue }
+                    now = self.invoke(call, for: fire, onLoop: true)
+                    self.inFlight.leave()
+                    continue
+                }
+            }
+            let fire = taken
             // The next timer's node starts loading while this one runs (a storm's nodes are cold).
             self.doorbell.prefetch(address: self.heads.earliest().head.address)
             if let queue = fire.node.queue {
@@ -62,6 +79,70 @@ extension TimerCore {
             }
         }
         return .batchLimitReached
+    }
+
+    /// Asks a taken calendar timer's schedule what its ``ShardState/Work`` needs, outside every
+    /// lock (a schedule is user code), and commits the answer. Returns whether a call follows:
+    /// a catch-up leaves `fire` answering the latest passed occurrence; a review puts the timer
+    /// back in the heap (or ends it) and calls nothing.
+    func askSchedule(_ fire: inout ShardState.Fire, shard index: Int) -> Bool {
+        let schedule = fire.node.clock!.schedule!
+        let anchor = fire.occurrence ?? fire.wall
+        let first: ShardState.Upcoming
+        var second: ShardState.Upcoming?
+        switch fire.work {
+        case .call:
+            return true
+        case .catchUp:
+            guard
+                let catchUp = schedule.occurrences(
+                    after: WallClockInstant(nanosecondsSinceEpoch: anchor),
+                    notAfter: WallClockInstant(nanosecondsSinceEpoch: fire.wall))
+            else { return true }
+            let latest = catchUp.latest.nanosecondsSinceEpoch
+            guard latest > anchor, latest <= fire.wall, catchUp.passed > 0 else {
+                let ended = self.shards[index].withLock { $0.endBroken(fire) }
+                self.scheduleBroke(fire, ended: ended, asked: anchor, answered: latest)
+                return false
+            }
+            fire.missed = catchUp.passed
+            fire.scheduledAt = saturatingAdd(fire.scheduledAt, latest - anchor)
+            fire.occurrence = latest
+            return true
+        case .resume:
+            first = ShardState.Upcoming(after: fire.wall, next: schedule.next(after: .init(nanosecondsSinceEpoch: fire.wall))?.nanosecondsSinceEpoch)
+        case .restartCheck:
+            first = ShardState.Upcoming(after: fire.wall, next: schedule.next(after: .init(nanosecondsSinceEpoch: fire.wall))?.nanosecondsSinceEpoch)
+            if let next = first.next, next < anchor, first.isValid {
+                second = ShardState.Upcoming(
+                    after: next, next: schedule.next(after: .init(nanosecondsSinceEpoch: next))?.nanosecondsSinceEpoch)
+            }
+        }
+        let now = self.doorbell.now()
+        let (wake, ended, broken, head) = self.shards[index].withLock { registry in
+            let (wake, ended, broken) = registry.commitReview(fire, first: first, second: second, now: now)
+            return (wake, ended, broken, registry.peek())
+        }
+        self.heads[index] = head
+        _ = wake  // On the loop: its view of the shard is up to date (`head`).
+        if broken {
+            let bad = second.flatMap { $0.isValid ? nil : $0 } ?? first
+            self.scheduleBroke(fire, ended: ended, asked: bad.after, answered: bad.next ?? .min)
+        } else if ended != nil {
+            withExtendedLifetime(ended) {}
+            self.instruments.ended(1)
+        }
+        return false
+    }
+
+    /// A calendar timer's schedule answered an occurrence that is not after the instant it was
+    /// asked about: its timer ended (when `ended` holds its handler). Logged and counted.
+    func scheduleBroke(_ fire: ShardState.Fire, ended: (@Sendable (Tick) -> Void)?, asked: Int64, answered: Int64) {
+        guard ended != nil else { return }  // Cancelled, paused or moved meanwhile: nothing ended here.
+        withExtendedLifetime(ended) {}
+        self.instruments.scheduleBroke(
+            fire.node.id, schedule: fire.node.clock?.schedule, asked: asked, answered: answered)
+        self.instruments.ended(1)
     }
 
     /// Looks again at the shards that were pushed ahead of what the loop saw.
@@ -106,19 +187,30 @@ extension TimerCore {
                 id: fire.node.id, count: call.count, missed: fire.missed,
                 scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
                 firedAt: MonotonicInstant(nanoseconds: firedAt), generation: fire.node.sequence,
-                wallClockDeadline: fire.occurrence == .min
-                    ? nil : WallClockInstant(nanosecondsSinceEpoch: fire.occurrence))
+                wallClockDeadline: fire.occurrence.map(WallClockInstant.init(nanosecondsSinceEpoch:)))
         )
         self.instruments.didCall(fire, firedAt: firedAt, clock: self.doorbell)
         guard fire.node.repeats else { return firedAt }
+        // A calendar timer's next occurrence, asked here, outside the lock: after the occurrence
+        // this call answered, or after the wall clock's now for a moved call.
+        var upcoming: ShardState.Upcoming?
+        if let schedule = fire.node.clock?.schedule {
+            let after = fire.occurrence ?? self.doorbell.wallClockNow()
+            upcoming = ShardState.Upcoming(
+                after: after, next: schedule.next(after: .init(nanosecondsSinceEpoch: after))?.nanosecondsSinceEpoch)
+        }
         let now = self.doorbell.now()
         let shard = self.shard(for: fire.node.hash)
-        let (wake, ended, head, deadline) = self.shards[shard].withLock { registry in
-            let (wake, ended) = registry.complete(fire, firedAt: firedAt, now: now)
-            return (wake, ended, onLoop && wake ? registry.peek() : nil, fire.node.fireAt)
+        let (wake, ended, broken, head, deadline) = self.shards[shard].withLock { registry in
+            let (wake, ended, broken) = registry.complete(fire, firedAt: firedAt, now: now, upcoming: upcoming)
+            return (wake, ended, broken, onLoop && wake ? registry.peek() : nil, fire.node.fireAt)
         }
-        withExtendedLifetime(ended) {}
-        if ended != nil { self.instruments.ended(1) }
+        if broken, let upcoming {
+            self.scheduleBroke(fire, ended: ended, asked: upcoming.after, answered: upcoming.next ?? .min)
+        } else {
+            withExtendedLifetime(ended) {}
+            if ended != nil { self.instruments.ended(1) }
+        }
         if let head {
             self.heads[shard] = head
         } else if wake {

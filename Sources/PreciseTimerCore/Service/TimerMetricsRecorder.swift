@@ -66,11 +66,20 @@ public protocol TimerMetricsRecorder: AnyObject, Sendable {
     ///
     /// - Parameter count: How many timers ended, at least 1.
     func timersEnded(_ count: Int)
+
+    /// A calendar timer ended because its ``WallClockSchedule`` answered an occurrence that is
+    /// not at least ``TimerService/minimumInterval`` after the instant it was asked about (it
+    /// would have fired one occurrence over and over). ``timersEnded(_:)`` follows with a count
+    /// of 1, which keeps the pending count. The default implementation records nothing.
+    func timerScheduleBroke()
 }
 
 extension TimerMetricsRecorder {
     /// Records nothing: recorders written before wake-ups were counted keep compiling.
     public func loopWokeUp() {}
+
+    /// Records nothing (recorders written before broken schedules were counted keep compiling).
+    public func timerScheduleBroke() {}
 
     /// Reports a refused schedule as one ended timer, which keeps the pending count exact.
     public func timerScheduleRefused() {

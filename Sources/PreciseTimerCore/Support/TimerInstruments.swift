@@ -127,6 +127,22 @@ package final class TimerInstruments: Sendable {
             "Timer handler stalled the loop thread: every other timer waited for it", metadata: metadata)
     }
 
+    /// A calendar timer ended because its schedule answered `answered` when asked for the
+    /// occurrence after `asked` (`Int64.min`: a catch-up answer that was not after it): one
+    /// error line (rare by nature: a timer ends with it) and the metric.
+    package func scheduleBroke(
+        _ id: TimerID, schedule: (any WallClockSchedule)?, asked: Int64, answered: Int64
+    ) {
+        self.metrics?.timerScheduleBroke()
+        let error = PreciseTimerError(
+            .invalidSchedule, id: id, value: schedule.map { "\($0)" },
+            detail:
+                "asked for the occurrence after \(WallClockInstant(nanosecondsSinceEpoch: asked)), it answered "
+                + "\(WallClockInstant(nanosecondsSinceEpoch: answered)), less than the minimum interval later: the timer ended")
+        self.logger.error(
+            "Timer ended: its wall-clock schedule does not advance", error: error, metadata: ["timer.id": "\(id)"])
+    }
+
     /// The core closed (its timers are ended): a debug line for a shutdown, one error line for
     /// an engine failure.
     package func closed(_ reason: ShardState.End) {

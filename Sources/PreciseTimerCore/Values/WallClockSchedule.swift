@@ -3,15 +3,106 @@
 ///
 /// `CalendarSchedule` (module `PreciseTimerCalendar`) implements systemd's `OnCalendar=` syntax;
 /// any type can conform. Give it to ``TimerService/scheduleRepeating(id:on:options:_:)``.
+///
+/// A service calls a schedule without any lock of its own held: on the calling thread when the
+/// timer is scheduled, and on the service's loop thread (or the driving thread of a virtual-time
+/// service) to find the next occurrence after each call, after a clock step or a resume. Keep it
+/// fast and pure: every other timer of the service waits while it computes.
+///
+/// A schedule whose `next(after:)` answers an instant that is not at least
+/// ``TimerService/minimumInterval`` after the one it was asked about ends its timer: the service
+/// logs the reason (``PreciseTimerError/Code/invalidSchedule``) and counts the timer as ended,
+/// and the timer is no longer scheduled. It never fires one occurrence over and over.
 public protocol WallClockSchedule: Sendable {
     /// The first occurrence strictly after `instant`, or `nil` when there is none (the schedule
-    /// never fires again). Called on the calling thread when the timer is scheduled, and on the
-    /// service's thread at every fire, *with a lock of the service's registry held*: keep it
-    /// fast, pure and free of side effects, and never call back into a timer service, block, or
-    /// take a lock that code calling the service may hold.
-    ///
-    /// - Important: This is the one piece of user code the service runs under its lock (a
-    ///   schedule's occurrences decide where the timer sits in the heap). A calendar schedule is
-    ///   pure arithmetic on the instant, and should stay so.
+    /// never fires again).
     func next(after instant: WallClockInstant) -> WallClockInstant?
+
+    /// The occurrences after `occurrence` that are not after `instant`: what a clock step, a
+    /// suspend or a slow handler passed over. `nil` when there is none.
+    ///
+    /// A service calls it once per call of a calendar timer whose policy answers only the
+    /// latest passed occurrence (``MissedTickPolicy/skip``, ``MissedTickPolicy/delay``), so a
+    /// one-year step costs one call, not one per occurrence. The default implementation walks
+    /// ``next(after:)`` up to 64 times and then searches back from `instant` in doubling steps,
+    /// so it finds the latest occurrence in about `2·log₂(gap ÷ spacing)` calls; its `passed` is
+    /// then a lower bound. A schedule that can count its occurrences implements this exactly.
+    func occurrences(after occurrence: WallClockInstant, notAfter instant: WallClockInstant) -> WallClockCatchUp?
+}
+
+/// What ``WallClockSchedule/occurrences(after:notAfter:)`` found: the latest occurrence passed,
+/// and how many passed.
+public struct WallClockCatchUp: Sendable, Hashable {
+    /// The latest occurrence not after the instant asked about.
+    public var latest: WallClockInstant
+    /// How many occurrences came after the one asked about, up to and including ``latest``
+    /// (at least 1): a tick that answers ``latest`` reports this as ``Tick/missed``. Exact when
+    /// the schedule counts its occurrences; a lower bound from the default implementation after
+    /// more than 64.
+    public var passed: UInt64
+
+    /// - Parameters:
+    ///   - latest: The latest occurrence passed.
+    ///   - passed: How many occurrences passed, ``latest`` included.
+    public init(latest: WallClockInstant, passed: UInt64) {
+        self.latest = latest
+        self.passed = passed
+    }
+}
+
+extension WallClockSchedule {
+    /// Walks ``next(after:)`` while that is cheap, then searches back from `instant` (see the
+    /// requirement). Stops at an answer that is not after the one before it (such a schedule
+    /// ends its timer when the service next asks it).
+    public func occurrences(after occurrence: WallClockInstant, notAfter instant: WallClockInstant) -> WallClockCatchUp? {
+        let walk: UInt64 = 64
+        var latest = occurrence
+        var gap: Int64 = 1
+        var passed: UInt64 = 0
+        while true {
+            let (found, steps, lastGap) = self.walk(from: latest, notAfter: instant, atMost: walk)
+            passed &+= steps
+            if steps > 0 {
+                latest = found
+                gap = max(1, lastGap)
+            }
+            guard steps == walk else {
+                return passed == 0 ? nil : WallClockCatchUp(latest: latest, passed: passed)
+            }
+            // More than a walk passed: look for an occurrence close before `instant`, in windows
+            // that double from the last spacing seen, and walk on from there.
+            var window = gap
+            while true {
+                guard window < saturatingSubtract(instant.nanosecondsSinceEpoch, latest.nanosecondsSinceEpoch) else {
+                    break
+                }
+                let probe = instant.nanosecondsSinceEpoch - window
+                if let near = self.next(after: WallClockInstant(nanosecondsSinceEpoch: probe)), near > latest,
+                    near <= instant
+                {
+                    latest = near
+                    passed &+= 1
+                    break
+                }
+                guard window <= Int64.max / 2 else { break }
+                window *= 2
+            }
+        }
+    }
+
+    /// Walks at most `limit` occurrences after `start` that are not after `instant`: the last one
+    /// reached, how many, and the spacing of the last two.
+    private func walk(
+        from start: WallClockInstant, notAfter instant: WallClockInstant, atMost limit: UInt64
+    ) -> (latest: WallClockInstant, steps: UInt64, gap: Int64) {
+        var latest = start
+        var steps: UInt64 = 0
+        var gap: Int64 = 0
+        while steps < limit, let next = self.next(after: latest), next > latest, next <= instant {
+            gap = saturatingSubtract(next.nanosecondsSinceEpoch, latest.nanosecondsSinceEpoch)
+            latest = next
+            steps += 1
+        }
+        return (latest, steps, gap)
+    }
 }
