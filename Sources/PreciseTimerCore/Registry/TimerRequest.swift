@@ -77,6 +77,11 @@ package struct TimerRequest: Sendable {
             throw PreciseTimerError(
                 .invalidSchedule, id: id, value: "\(schedule)", detail: "no occurrence after \(now)")
         }
+        guard ShardState.Upcoming(after: clocks.wall, next: first.nanosecondsSinceEpoch).isValid else {
+            throw PreciseTimerError(
+                .invalidSchedule, id: id, value: "\(schedule)",
+                detail: "asked for the occurrence after \(now), it answered \(first): not after it")
+        }
         let oneShot = try TimerRequest(atWallClock: first, clocks, id: id)
         self.init(
             deadline: oneShot.deadline, interval: 0,
