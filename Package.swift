@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // Documentation only (`swift package generate-documentation`); no target depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -38,6 +39,8 @@ let package = Package(
             dependencies: [
                 // Small and dependency-free: the instruments take a Logger (disabled by default).
                 .product(name: "Logging", package: "swift-log"),
+                // The heaps of deadlines on the wall and continuous clocks (one module of the package).
+                .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
         // The libevent engine; re-exports the core, so `import PreciseTimer` is all a user writes.

@@ -157,14 +157,48 @@ struct TimerRegistryTests {
         #expect(registry.timers.count == 0 && registry.heapCount == 0)
     }
 
+    @Test("a registry drained one cancel at a time gives its peak memory back")
+    func drainedRegistryShrinks() throws {
+        var registry = ShardState()
+        let count = 100_000
+        for index in 0..<count {
+            _ = try registry.add(
+                id: TimerID("t\(index)"), deadline: Int64(1_000 + index), interval: 0, options: .init(),
+                handler: self.noop)
+        }
+        let peak = registry.capacities
+        #expect(peak.table >= count && peak.heap >= count)
+        // Cancelled from the middle out, so the heap's holes are not always its last entries.
+        for index in (0..<count).sorted(by: { abs($0 - count / 2) < abs($1 - count / 2) }) {
+            #expect(registry.cancel(TimerID("t\(index)")).found)
+        }
+        #expect(registry.count == 0)
+        let drained = registry.capacities
+        #expect(drained.table <= 64, "the table kept \(drained.table) slots of its peak \(peak.table)")
+        #expect(drained.heap <= 2_048, "the heap kept \(drained.heap) entries of its peak \(peak.heap)")
+        // Still a working registry after shrinking.
+        _ = try registry.add(id: "again", deadline: 5, interval: 0, options: .init(), handler: self.noop)
+        guard case .fire(let fire) = registry.next(now: 10) else {
+            Issue.record("the timer added after the drain did not come due")
+            return
+        }
+        #expect(fire.node.id == "again")
+    }
+
     @Test("shutdown refuses new timers and happens once")
     func shutdown() throws {
         var registry = ShardState()
         _ = try registry.add(id: "a", deadline: 10, interval: 0, options: .init(), handler: self.noop)
-        let swept = registry.close(.shutDown)
-        #expect(swept?.count == 1)
-        let again = registry.close(.shutDown)
-        #expect(again?.count == nil, "closes once")
+        if let swept = registry.close(.shutDown) {
+            #expect(swept.count == 1)
+            swept.release()
+        } else {
+            Issue.record("the first close sweeps the registry")
+        }
+        if let again = registry.close(.shutDown) {
+            Issue.record("closes once, but a second close swept \(again.count) timers")
+            again.release()
+        }
         #expect(throws: PreciseTimerError(.shutDown, id: "b")) {
             _ = try registry.add(id: "b", deadline: 5, interval: 0, options: .init(), handler: self.noop)
         }

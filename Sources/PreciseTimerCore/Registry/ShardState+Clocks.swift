@@ -59,19 +59,15 @@ extension ShardState {
     }
 
     /// The earliest deadline of a pending timer on each clock other than the monotonic one:
-    /// what the engine arms its `CLOCK_REALTIME` and `CLOCK_BOOTTIME` timerfds at.
-    package func earliestBoundDeadlines() -> (wall: Int64?, continuous: Int64?) {
-        var wall: Int64?
-        var continuous: Int64?
-        for node in self.bound.values where node.state == .pending {
-            let clock = node.clock!
-            switch clock.kind {
-            case .wall: wall = min(wall ?? .max, clock.anchor)
-            case .continuous: continuous = min(continuous ?? .max, saturatingAdd(node.deadline, clock.anchor))
-            }
-        }
-        return (wall, continuous)
+    /// what the engine arms its `CLOCK_REALTIME` and `CLOCK_BOOTTIME` timerfds at. O(log n)
+    /// amortized per change since the last call (``BoundDeadlines``).
+    package mutating func earliestBoundDeadlines() -> (wall: Int64?, continuous: Int64?) {
+        self.boundDeadlines.earliest(in: self.bound)
     }
+
+    /// The entries ``earliestBoundDeadlines()`` and the bound timers' changes have added or looked
+    /// at so far (for tests: the work a change costs, counted).
+    package var boundDeadlineWork: Int { self.boundDeadlines.work }
 
     /// The number of timers bound to the continuous or the wall clock.
     package var boundCount: Int { self.bound.count }
@@ -92,6 +88,9 @@ extension ShardState {
     /// The earliest deadline of a pending timer in this shard, read without touching what the
     /// loop saw (unlike ``peek()``).
     package var earliestPendingDeadline: Int64? { self.heap.min?.deadline }
+
+    /// The slots of the ID table and the entries of the heap's storage (for tests: memory kept).
+    package var capacities: (table: Int, heap: Int) { (self.timers.capacity, self.heap.capacity) }
 
     /// The number of heap entries (for tests: one per pending timer).
     package var heapCount: Int { self.heap.count }

@@ -58,6 +58,7 @@ extension ShardState {
                         node.deadline = max(node.deadline, saturatingAdd(now, 1))
                     }
                     self.heap.insert(node)
+                    self.boundDeadlines.noteInserted(node, bound: self.bound)
                     continue
                 }
                 node.deadline = min(node.deadline, now)

@@ -1,27 +1,40 @@
 extension ShardState {
-    /// Timers swapped out of the registry by ``cancelAll()``: already ended (their era is past),
-    /// unreachable from the registry, and released by whoever holds this, outside the lock.
-    package struct Swept {
-        fileprivate let timers: TimerTable
-        fileprivate let heap: TimerHeap
+    /// Timers swapped out of the registry by ``cancelAll()`` or ``close(_:)``: already ended
+    /// (their era is past), unreachable from the registry, and released by whoever holds this,
+    /// outside the lock, exactly once: the value cannot be copied, and ``release(prefetchingWith:)``
+    /// consumes it.
+    package struct Swept: ~Copyable {
+        /// One shard's table and heap, as swapped out.
+        fileprivate struct Part {
+            let timers: TimerTable
+            let heap: TimerHeap
+        }
+
+        fileprivate var parts: [Part]
         /// How many timers were swept.
-        package let count: Int
+        package private(set) var count: Int
 
         fileprivate init(timers: TimerTable, heap: TimerHeap) {
-            self.timers = timers
-            self.heap = heap
+            self.parts = [Part(timers: timers, heap: heap)]
             self.count = timers.count
         }
 
-        /// Lets go of every handler and node (user code may run: call it outside the lock). A
-        /// node still referenced by a fire in flight keeps nothing: its call can no longer begin.
-        /// See ``release(_:prefetchingWith:)``.
-        package func release(prefetchingWith driver: (any TimerDriver)? = nil) {
-            Self.release([self], prefetchingWith: driver)
+        /// Nothing swept yet: sweeps of several shards are gathered into one with ``absorb(_:)``.
+        package init() {
+            self.parts = []
+            self.count = 0
         }
 
-        /// Lets go of every handler and node of several sweeps (a close sweeps every shard), in
-        /// one pass over the nodes (user code may run: call it outside the locks).
+        /// Takes another sweep's timers into this one (a close sweeps every shard, then releases
+        /// them in one pass).
+        package mutating func absorb(_ other: consuming Swept) {
+            self.parts.append(contentsOf: other.parts)
+            self.count += other.count
+        }
+
+        /// Lets go of every handler and node, in one pass over the nodes of every shard swept
+        /// (user code may run: call it outside the locks). A node still referenced by a fire in
+        /// flight keeps nothing: its call can no longer begin.
         ///
         /// Pending timers go first, in the order they were scheduled when their sequences are
         /// dense (a bulk of timers scheduled together, the case where a shutdown is slow), which
@@ -35,7 +48,11 @@ extension ShardState {
         ///   and closure context of the node eight places on (whose node has arrived by then).
         ///   Without them every timer waits for each of those cache misses in series. `nil`: no
         ///   hints.
-        package static func release(_ sweeps: [Swept], prefetchingWith driver: (any TimerDriver)? = nil) {
+        package consuming func release(prefetchingWith driver: (any TimerDriver)? = nil) {
+            Self.release(self.parts, prefetchingWith: driver)
+        }
+
+        private static func release(_ sweeps: [Part], prefetchingWith driver: (any TimerDriver)?) {
             // Safe outside the lock: no registry path reads the handler of a node of a past era
             // (``begin(_:)`` checks the era first), and nothing reaches these tables or heaps any more.
             let order = Self.releaseOrder(sweeps)
@@ -84,9 +101,9 @@ extension ShardState {
             var sweep: Int
         }
 
-        /// The pending nodes of `sweeps` in release order (see ``release(_:prefetchingWith:)``),
+        /// The pending nodes of `sweeps` in release order (see ``release(prefetchingWith:)``),
         /// read from the heaps' entries without touching a node.
-        private static func releaseOrder(_ sweeps: [Swept]) -> [Pending] {
+        private static func releaseOrder(_ sweeps: [Part]) -> [Pending] {
             var total = 0
             var low = UInt64.max
             var high = UInt64.min
@@ -138,6 +155,7 @@ extension ShardState {
         self.era &+= 1
         if !self.bound.isEmpty {
             self.bound = [:]
+            self.boundDeadlines.removeAll()
             self.boundVersion &+= 1
         }
         let swept = Swept(timers: self.timers, heap: self.heap)

@@ -107,9 +107,12 @@ package struct ShardState {
     /// shard's head as the loop last saw it (``peek()``), or an earlier timer pushed since,
     /// for which the loop was told (see ``push(_:)``); ``Head/running`` while the loop pops.
     var loopLooksAt = Head.none
-    /// The timers bound to the continuous or the wall clock (see ``ClockBinding``): few, so a
-    /// ``rebase(now:)`` walks them all.
+    /// The timers bound to the continuous or the wall clock (see ``ClockBinding``). Only a
+    /// clock event walks them all (``rebase(now:)``); a change to one is O(log n)
+    /// (``boundDeadlines``).
     var bound: [ObjectIdentifier: TimerNode] = [:]
+    /// The earliest deadlines of the bound timers on their own clocks, in O(log n) per change.
+    var boundDeadlines = BoundDeadlines()
     /// Where the clocks of bound timers are read; the real clocks when `nil`.
     let clocks: (any TimerDriver)?
     /// Bumped whenever a bound timer comes, goes or moves on its own clock: an engine that arms
@@ -169,6 +172,7 @@ package struct ShardState {
     mutating func push(_ node: TimerNode) -> Bool {
         node.state = .pending
         self.heap.insert(node)
+        if node.clock != nil { self.boundDeadlines.noteInserted(node, bound: self.bound) }
         let head = Head(deadline: node.fireAt, sequence: node.sequence)
         guard head < self.loopLooksAt else { return false }
         self.loopLooksAt = head

@@ -37,4 +37,10 @@ extension TimerCore {
         }
         return (wall, continuous)
     }
+
+    /// The work the shards' ``ShardState/earliestBoundDeadlines()`` bookkeeping has done so far,
+    /// in heap entries added or looked at (for tests: counted, not timed).
+    package var boundDeadlineWork: Int {
+        self.shards.reduce(0) { $0 + $1.withLock { $0.boundDeadlineWork } }
+    }
 }

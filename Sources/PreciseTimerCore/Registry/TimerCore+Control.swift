@@ -80,8 +80,9 @@ extension TimerCore {
     package func cancelAll() {
         for shard in self.shards {
             let swept = shard.withLock { $0.cancelAll() }
+            let count = swept.count
             swept.release(prefetchingWith: self.doorbell)
-            self.instruments.cancelled(swept.count)
+            self.instruments.cancelled(count)
         }
     }
 

@@ -198,18 +198,23 @@ package final class TimerCore: Sendable {
     package func close(_ reason: ShardState.End) -> Bool {
         // Every shard closes before a second caller (or ``isClosed``) sees the core closed; the
         // handlers are released after, outside every lock (a deinit may call back in).
-        let swept = self.closing.withLock { closed -> [ShardState.Swept]? in
+        let swept = self.closing.withLock { closed -> ShardState.Swept? in
             guard !closed else { return nil }
             defer { closed = true }
-            return self.shards.compactMap { shard in shard.withLock { $0.close(reason) } }
+            var swept = ShardState.Swept()
+            for shard in self.shards {
+                if let part = shard.withLock({ $0.close(reason) }) { swept.absorb(part) }
+            }
+            return swept
         }
         guard let swept else { return false }
+        let count = swept.count
         // On the calling thread only: sharing the work with Dispatch workers (tried: 37 → 30 ms
         // for 100 000 timers) took the cooperative pool's threads on Linux, where they are the
         // same threads, and starved every task of the process for seconds under load.
-        ShardState.Swept.release(swept, prefetchingWith: self.doorbell)
+        swept.release(prefetchingWith: self.doorbell)
         self.instruments.closed(reason)
-        self.instruments.ended(swept.reduce(0) { $0 + $1.count })
+        self.instruments.ended(count)
         self.closeNotice.fire()
         return true
     }

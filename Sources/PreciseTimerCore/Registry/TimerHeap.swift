@@ -58,6 +58,8 @@ package struct TimerHeap {
 
     /// Entries fewer than this are popped one by one: a run would not pay for its sort.
     static let minimumRun = 32
+    /// Storage (in entries) below which a sparse heap keeps its capacity.
+    static let shrinkThreshold = 1_024
 
     package init() {}
 
@@ -121,6 +123,9 @@ package struct TimerHeap {
         if self.gatherCredit > 0 { self.gatherCredit -= 1 }
         return self.remove(at: 0)
     }
+
+    /// The entries the heap's storage holds (for tests: a drained heap gives its memory back).
+    package var capacity: Int { self.entries.capacity }
 
     /// Removes `node`'s entry, wherever it is.
     ///
@@ -338,6 +343,14 @@ package struct TimerHeap {
         let removed = removedEntry.node.takeUnretainedValue()
         removed.heapIndex = -1
         let last = self.entries.removeLast()
+        // Sparse (an eighth of its storage): a copy that fits, so a heap drained one timer at a
+        // time gives its peak memory back. Amortized O(1): as many removals came before.
+        if self.entries.capacity > Self.shrinkThreshold, self.entries.count * 8 < self.entries.capacity {
+            var fitted = ContiguousArray<Entry>()
+            fitted.reserveCapacity(self.entries.count * 2)
+            fitted.append(contentsOf: self.entries)
+            self.entries = fitted
+        }
         if index < self.entries.count {
             self.entries[index] = last
             // The parent is not after the removed entry, so a last entry not before the removed

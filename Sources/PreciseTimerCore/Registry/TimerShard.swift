@@ -19,7 +19,7 @@ final class TimerShard: Sendable {
 
     /// Runs `body` under the shard's semaphore, then publishes the count.
     @inline(__always)
-    func withLock<Result, Failure: Error>(
+    func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout ShardState) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try self.registry.withLock { (registry) throws(Failure) -> Result in

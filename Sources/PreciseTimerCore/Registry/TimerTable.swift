@@ -117,14 +117,26 @@ package final class TimerTable {
         }
         self.slots[gap] = Slot(hash: 0, node: nil)
         self.count -= 1
+        // Sparse (an eighth full): half the slots, so a registry drained one timer at a time gives
+        // its peak memory back (a quarter full after, far from growing again).
+        if self.mask + 1 > Self.minimumCapacity, self.count * 8 < self.mask + 1 {
+            self.resize(to: (self.mask + 1) / 2)
+        }
         return node
     }
 
-    /// Doubles the slots and reinserts every node by its stored hash.
+    /// The number of slots (for tests: a drained table gives its memory back).
+    package var capacity: Int { self.mask + 1 }
+
+    /// Doubles the slots.
     private func grow() {
+        self.resize(to: (self.mask + 1) * 2)
+    }
+
+    /// Moves every node into `capacity` slots (a power of two, above `count`), by its stored hash.
+    private func resize(to capacity: Int) {
         let oldSlots = self.slots
         let oldCapacity = self.mask + 1
-        let capacity = oldCapacity * 2
         self.slots = Self.allocate(capacity)
         self.mask = capacity - 1
         for old in 0..<oldCapacity {

@@ -23,7 +23,7 @@ package final class SemaphoreGuarded<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
-    package func withLock<Result, Failure: Error>(
+    package func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         self.semaphore.wait()
