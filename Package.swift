@@ -106,6 +106,7 @@ let package = Package(
             name: "precise-stress",
             dependencies: [
                 "PreciseTimer",
+                "PreciseTimerCalendar",
                 "PreciseTimerReference",
                 "PreciseTimerTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

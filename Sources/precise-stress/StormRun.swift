@@ -45,9 +45,9 @@ struct StormRun {
                 }
             }
             Self.sleep(until: deadline)
-            let cpuBefore = Self.processCPU()
+            let cpuBefore = processCPU()
             counter.done.wait()
-            let cpu = Self.processCPU() - cpuBefore
+            let cpu = processCPU() - cpuBefore
             let wall = MonotonicInstant(nanoseconds: counter.lastAt.load(ordering: .relaxed)) - deadline
             walls.append(wall)
             cpus.append(cpu)
@@ -74,13 +74,4 @@ struct StormRun {
         _ = nanosleep(&request, nil)
     }
 
-    /// The process's user and system CPU time (every thread's).
-    private static func processCPU() -> Duration {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        let micros =
-            (Int64(usage.ru_utime.tv_sec) + Int64(usage.ru_stime.tv_sec)) * 1_000_000
-            + Int64(usage.ru_utime.tv_usec) + Int64(usage.ru_stime.tv_usec)
-        return .microseconds(micros)
-    }
 }
