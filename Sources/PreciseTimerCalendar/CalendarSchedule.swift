@@ -55,16 +55,14 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     ///   a repetition of 0 (`*:*:0/0`), a year past 2199, more than 241 values in one list.
     ///   Never traps, and takes time linear in the specification's length.
     public init(_ specification: String) throws {
-        try self.init(specification, localZone: TimeZoneDirectory.localZone)
+        try self.init(specification, localZone: { TimeZoneDirectory.localZone() })
     }
 
-    /// Parses a specification as a process whose `TZ` names `localTimeZone` would (for tests
-    /// of local-time specifications in zones other than the machine's).
-    package init(_ specification: String, localTimeZone: String) throws {
-        guard let zone = TimeZoneDirectory.zone(named: localTimeZone) else {
-            throw PreciseTimerError(.invalidSchedule, value: localTimeZone, detail: "unknown time zone")
-        }
-        try self.init(specification, localZone: { zone })
+    /// Parses a specification as a process whose environment has `TZ` set to `localTimeZone`
+    /// (nil: unset) and `TZDIR` to `zoneDirectory` (nil: unset) would: for tests of
+    /// local-time specifications in zones other than the machine's.
+    package init(_ specification: String, localTimeZone: String?, zoneDirectory: String? = nil) throws {
+        try self.init(specification, localZone: { TimeZoneDirectory.localZone(tz: localTimeZone) })
     }
 
     private init(_ specification: String, localZone makeLocalZone: () -> TimeZoneRules) throws {

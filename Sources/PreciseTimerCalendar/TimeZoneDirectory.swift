@@ -50,7 +50,11 @@ enum TimeZoneDirectory {
     /// else UTC. Read each time a specification not ending in ` UTC` is parsed (its standard and
     /// daylight abbreviations may end one); a later change of `TZ` moves no existing schedule.
     static func localZone() -> TimeZoneRules {
-        guard let value = getenv("TZ").map({ String(cString: $0) }) else {
+        Self.localZone(tz: getenv("TZ").map { String(cString: $0) })
+    }
+
+    static func localZone(tz: String?) -> TimeZoneRules {
+        guard let value = tz else {
             return Self.zoneFile(path: "/etc/localtime", name: "localtime") ?? .utc
         }
         if value.isEmpty { return .utc }

@@ -1,0 +1,75 @@
+import PreciseTimerCalendar
+import PreciseTimerCore
+import Testing
+
+/// Issue 21, defect 9: the classes of specifications, local zones (`TZ`) and zone directories
+/// (`TZDIR`) where an outside differential found answers other than systemd 252's. Each row of
+/// `Fixtures/oracle-classes.tsv` is `systemd-analyze calendar --base-time=@BASE --iterations=5
+/// SPEC` on this machine under that environment (`scripts/calendar-oracle --classes-only`).
+@Suite("systemd's answers, issue 21's classes")
+struct SystemdClassTests {
+    @Test(
+        "every row of the class agrees with systemd",
+        arguments: [
+            "description", "slash-word", "at-sign", "right-zone", "abbreviation", "tz-names-nothing", "tz-dot-dot",
+            "posix-lenient", "tzdir", "far-daylight",
+        ])
+    func systemdClass(_ group: String) throws {
+        let rows = try OracleFixture.rows(file: "oracle-classes.tsv").filter { $0.group == group }
+        #expect(rows.count >= 4)
+        let mismatches = OracleFixture.mismatches(in: rows)
+        #expect(
+            mismatches.isEmpty,
+            "\(group): \(mismatches.count) of \(rows.count) rows differ:\n\(mismatches.joined(separator: "\n"))")
+    }
+
+    @Test("a description parses back to the same schedule: every fixture specification")
+    func fixtureDescriptionsRoundTrip() throws {
+        var checked = 0
+        var failures: [String] = []
+        for file in ["oracle.tsv", "oracle-local.tsv", "oracle-classes.tsv"] {
+            var seen = Set<String>()
+            for row in try OracleFixture.rows(file: file) where seen.insert((row.localZone ?? "") + "\t" + row.spec).inserted {
+                guard
+                    let schedule = try? CalendarSchedule(
+                        row.spec, localTimeZone: row.localZone ?? "UTC", zoneDirectory: row.zoneDirectory)
+                else { continue }
+                checked += 1
+                if let failure = Self.roundTripFailure(schedule, row.localZone ?? "UTC", row.zoneDirectory) {
+                    failures.append(failure)
+                }
+            }
+        }
+        #expect(checked > 800)
+        #expect(failures.isEmpty, "\(failures.count) of \(checked):\n\(failures.prefix(20).joined(separator: "\n"))")
+    }
+
+    @Test("a description parses back to the same schedule: 20 000 generated specifications")
+    func generatedDescriptionsRoundTrip() {
+        var generator = SpecificationGenerator(seed: 21)
+        var checked = 0
+        var failures: [String] = []
+        for _ in 0..<20_000 {
+            let text = generator.next()
+            guard let schedule = try? CalendarSchedule(text, localTimeZone: "Europe/Berlin") else { continue }
+            checked += 1
+            if let failure = Self.roundTripFailure(schedule, "Europe/Berlin", nil) { failures.append(failure) }
+        }
+        #expect(checked > 3_000)
+        #expect(failures.isEmpty, "\(failures.count) of \(checked):\n\(failures.prefix(20).joined(separator: "\n"))")
+    }
+
+    /// nil when `schedule.description`, parsed in the same environment, is an equal schedule
+    /// with the same description.
+    private static func roundTripFailure(_ schedule: CalendarSchedule, _ zone: String, _ directory: String?) -> String? {
+        do {
+            let again = try CalendarSchedule(schedule.description, localTimeZone: zone, zoneDirectory: directory)
+            guard again == schedule, again.description == schedule.description else {
+                return "\(schedule.specification) → \(schedule.description) → \(again.description) (another schedule)"
+            }
+            return nil
+        } catch {
+            return "\(schedule.specification) → \(schedule.description): refused (\(error))"
+        }
+    }
+}
