@@ -111,9 +111,15 @@ struct CalendarParser {
         if self.current == 0 { return false }
         if self.current == UInt8(ascii: "@") {
             self.index += 1
+            // systemd's `safe_atou64`: `strtoull` after leading white space, so a sign may come
+            // first (`@+5`, `@ 5`); a minus only before a value of 0 (`@-0`); nothing may follow.
+            while [9, 10, 11, 12, 13, 32].contains(self.current) { self.index += 1 }
+            let negative = self.current == UInt8(ascii: "-")
+            if negative || self.current == UInt8(ascii: "+") { self.index += 1 }
             guard let seconds = try self.number(), seconds <= UInt64(Int.max) else {
                 throw self.failure("expected seconds")
             }
+            guard !negative || seconds == 0 else { throw self.failure("negative seconds") }
             // gmtime_r of the seconds, as a fixed UTC date and time.
             let (days, secondOfDay) = CivilTime.floorDivide(Int(seconds), CivilTime.secondsPerDay)
             let date = CivilTime.date(days: days)

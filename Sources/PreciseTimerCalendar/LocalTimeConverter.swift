@@ -101,9 +101,13 @@ struct LocalTimeConverter {
     /// glibc's search when the match's daylight flag is not the one asked for: probe a week at
     /// a time in both directions (nearest first) for an instant with the flag, and read the
     /// local time with its offset; failing that, assume one hour.
+    ///
+    /// glibc 2.36 searches half of its `duration_max` (457 243 200 s) plus a stride each way:
+    /// about 7.3 years. `12:00 EDT` in America/Indiana/Winamac (no DST 1971–2005) finds no
+    /// daylight time from 1998-10-31 and none here either.
     private mutating func nearest(local: Int, from instant: Int, isDST: Bool) -> Int? {
         let stride = 601_200
-        let bound = 457_243_200 + stride
+        let bound = 457_243_200 / 2 + stride
         var delta = stride
         while delta < bound {
             for direction in [-1, 1] {

@@ -29,7 +29,8 @@ struct SystemdClassTests {
         var failures: [String] = []
         for file in ["oracle.tsv", "oracle-local.tsv", "oracle-classes.tsv"] {
             var seen = Set<String>()
-            for row in try OracleFixture.rows(file: file) where seen.insert((row.localZone ?? "") + "\t" + row.spec).inserted {
+            for row in try OracleFixture.rows(file: file)
+            where seen.insert((row.localZone ?? "") + "\t" + row.spec).inserted {
                 guard
                     let schedule = try? CalendarSchedule(
                         row.spec, localTimeZone: row.localZone ?? "UTC", zoneDirectory: row.zoneDirectory)
@@ -61,7 +62,8 @@ struct SystemdClassTests {
 
     /// nil when `schedule.description`, parsed in the same environment, is an equal schedule
     /// with the same description.
-    private static func roundTripFailure(_ schedule: CalendarSchedule, _ zone: String, _ directory: String?) -> String? {
+    private static func roundTripFailure(_ schedule: CalendarSchedule, _ zone: String, _ directory: String?) -> String?
+    {
         do {
             let again = try CalendarSchedule(schedule.description, localTimeZone: zone, zoneDirectory: directory)
             guard again == schedule, again.description == schedule.description else {
