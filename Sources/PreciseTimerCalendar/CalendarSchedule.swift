@@ -116,7 +116,7 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         }
         guard !bytes.isEmpty else { throw refuse("empty specification") }
         do throws(CalendarParseFailure) {
-            try Self.parse(bytes, into: &spec)
+            try Self.parse(bytes, into: &spec, timestampZone: .utc(in: local))
         } catch {
             if let unknownZone {
                 throw refuse("unknown time zone \"\(unknownZone.name)\"", at: unknownZone.offset)
@@ -157,11 +157,13 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         "bi-annually": (0, [1, 7], 1, 0, 0),
     ]
 
-    private static func parse(_ bytes: [UInt8], into spec: inout CalendarSpecification) throws(CalendarParseFailure) {
+    private static func parse(
+        _ bytes: [UInt8], into spec: inout CalendarSpecification, timestampZone: TimeZoneRules
+    ) throws(CalendarParseFailure) {
         let lowercased = String(
             decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
         guard let shorthand = Self.shorthands[lowercased] else {
-            var parser = CalendarParser(bytes)
+            var parser = CalendarParser(bytes, timestampZone: timestampZone)
             try parser.parseExpression(into: &spec)
             return
         }

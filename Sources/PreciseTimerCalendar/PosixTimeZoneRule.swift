@@ -66,18 +66,28 @@ struct PosixTimeZoneRule: Sendable {
         case .zeroBasedDay(let n):
             days += n
         case let .monthWeekDay(month, week, weekday):
-            let first =
-                days + CivilTime.days(year: year, month: month, day: 1) - CivilTime.days(year: year, month: 1, day: 1)
-            let firstWeekday = CivilTime.floorDivide(CivilTime.days(year: year, month: month, day: 1) + 4, 7).remainder
-            var day = weekday - firstWeekday
+            // glibc's `compute_change`, literally: the days before the month from its table (a
+            // month of 13, which a lenient read can leave, is the whole year), Zeller's
+            // congruence for the weekday of its first day, then `week` weeks on while they fit.
+            let leap = CivilTime.isLeap(year)
+            let daysBefore =
+                CivilTime.days(year: year, month: min(month, 12), day: 1) - CivilTime.days(year: year, month: 1, day: 1)
+            let before = month == 13 ? (leap ? 366 : 365) : daysBefore
+            let m1 = (month + 9) % 12 + 1
+            let yy0 = month <= 2 ? year - 1 : year
+            let (yy1, yy2) = (yy0 / 100, yy0 % 100)
+            var dow = ((26 * m1 - 2) / 10 + 1 + yy2 + yy2 / 4 + yy1 / 4 - 2 * yy1) % 7
+            if dow < 0 { dow += 7 }
+            var day = weekday - dow
             if day < 0 { day += 7 }
-            let length = CivilTime.daysInMonth(year: year, month: month)
+            let length = month <= 12 ? CivilTime.daysInMonth(year: year, month: month) : 0
             var n = 1
-            while n < week && day + 7 < length {
+            while n < week {
+                if day + 7 >= length { break }
                 day += 7
                 n += 1
             }
-            days = first + day
+            days += before + day
         }
         return days * CivilTime.secondsPerDay + change.secondsAfterMidnight
     }
@@ -115,12 +125,8 @@ extension PosixTimeZoneRule {
                 if usingDefaultRules(self.standard, daylightOffset) { return }
             }
         }
-        var start = never
-        var end = never
-        if let first = scanner.change(isStart: true) {
-            start = first
-            end = scanner.change(isStart: false) ?? never
-        }
+        let (start, read) = scanner.change(isStart: true)
+        let end = read ? scanner.change(isStart: false).change : never
         self.daylight = (daylightOffset, start, end)
     }
 }
@@ -234,35 +240,55 @@ private struct RuleScanner {
 
     /// glibc's `parse_rule`: a leading `,` skipped; `Jn`, `n`, `Mm.w.d`, or nothing at all
     /// (`M3.2.0` for the start, `M11.1.0` for the end); then `/time` (default 02:00, not
-    /// clamped, may be negative). nil where glibc's fails.
-    mutating func change(isStart: Bool) -> PosixTimeZoneRule.Change? {
+    /// clamped, may be negative). `read` false where glibc's fails: the change is then what
+    /// glibc is left with (the fields it had set, at 00:00), and no further rule is read.
+    mutating func change(isStart: Bool) -> (change: PosixTimeZoneRule.Change, read: Bool) {
         _ = self.take(",")
+        func failed(_ day: PosixTimeZoneRule.Change.Day) -> (change: PosixTimeZoneRule.Change, read: Bool) {
+            (PosixTimeZoneRule.Change(day: day, secondsAfterMidnight: 0), false)
+        }
         let day: PosixTimeZoneRule.Change.Day
         if self.current == UInt8(ascii: "J") || Self.isDigit(self.current) {
             let julian = self.take("J")
-            guard Self.isDigit(self.current), let n = self.decimal(), n <= 365, !(julian && n == 0) else { return nil }
+            let unread: PosixTimeZoneRule.Change.Day = julian ? .julianNoLeap(0) : .zeroBasedDay(0)
+            guard Self.isDigit(self.current), let n = self.decimal(), n <= 365, !(julian && n == 0) else {
+                return failed(unread)
+            }
             day = julian ? .julianNoLeap(n) : .zeroBasedDay(n)
         } else if self.take("M") {
-            guard let month = self.unsignedShort(), self.take("."), let week = self.unsignedShort(), self.take("."),
-                let weekday = self.unsignedShort(), (1...12).contains(month), (1...5).contains(week), weekday <= 6
-            else { return nil }
+            // `sscanf("M%hu.%hu.%hu%n")`: the fields read before a mismatch stay set.
+            var fields = [0, 0, 0]
+            var count = 0
+            while count < 3 {
+                if count > 0 && !self.take(".") { break }
+                guard let value = self.unsignedShort() else { break }
+                fields[count] = value
+                count += 1
+            }
+            let (month, week, weekday) = (fields[0], fields[1], fields[2])
             day = .monthWeekDay(month: month, week: week, weekday: weekday)
+            guard count == 3, (1...12).contains(month), (1...5).contains(week), weekday <= 6 else {
+                // glibc computes with what it read; a month outside 1...13 (or 13 past its
+                // first week) reads outside its month table, which nothing can match: day 0.
+                let defined = (1...12).contains(month) || (month == 13 && week <= 1)
+                return failed(defined ? day : .zeroBasedDay(0))
+            }
         } else if self.isAtEnd {
             day =
                 isStart ? .monthWeekDay(month: 3, week: 2, weekday: 0) : .monthWeekDay(month: 11, week: 1, weekday: 0)
         } else {
-            return nil
+            return failed(.zeroBasedDay(0))
         }
         var seconds = 7200
         if self.take("/") {
-            guard !self.isAtEnd else { return nil }
+            guard !self.isAtEnd else { return failed(day) }
             let negative = self.take("-")
             let clock = self.clock() ?? (2, 0, 0)
             seconds = (negative ? -1 : 1) * (clock.hours * 3600 + clock.minutes * 60 + clock.seconds)
         } else if let byte = self.current, byte != UInt8(ascii: ",") {
-            return nil
+            return failed(day)
         }
-        return PosixTimeZoneRule.Change(day: day, secondsAfterMidnight: seconds)
+        return (PosixTimeZoneRule.Change(day: day, secondsAfterMidnight: seconds), true)
     }
 
     /// `strtoul` in base 10 over the digits here, saturating.

@@ -26,7 +26,9 @@ struct OracleFixture {
 
     static func rows(file: String = "oracle.tsv") throws -> [Row] {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-        let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+        // An absolute path: a table written elsewhere (`scripts/calendar-oracle --differential`).
+        let url = file.hasPrefix("/") ? URL(fileURLWithPath: file) : directory.appendingPathComponent(file)
+        let text = try String(contentsOf: url, encoding: .utf8)
         return text.split(separator: "\n", omittingEmptySubsequences: true).compactMap { line in
             guard !line.hasPrefix("#") else { return nil }
             var fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
@@ -81,8 +83,10 @@ struct OracleFixture {
             case (.success(let schedule), .none):
                 mismatches.append("\(context): accepted as \(schedule), systemd refuses it")
             case (.success(let schedule), .some(let normalized)):
+                // One entry per row that differs, so a count of them counts rows.
+                var problems: [String] = []
                 if normalized != "GAVE-UP" && schedule.description != normalized {
-                    mismatches.append("\(context): normalized \(schedule.description), systemd \(normalized)")
+                    problems.append("normalized \(schedule.description), systemd \(normalized)")
                 }
                 var base = WallClockInstant(nanosecondsSinceEpoch: row.base * 1_000_000_000)
                 // Fewer elapses than asked for, with no "never": systemd found no more, so the
@@ -102,8 +106,9 @@ struct OracleFixture {
                     base = next
                 }
                 if answers != expected {
-                    mismatches.append("\(context) after \(row.base): \(answers) systemd \(expected)")
+                    problems.append("after \(row.base): \(answers) systemd \(expected)")
                 }
+                if !problems.isEmpty { mismatches.append("\(context): " + problems.joined(separator: "; ")) }
             }
         }
         return mismatches

@@ -1,3 +1,4 @@
+import Foundation
 import PreciseTimerCalendar
 import PreciseTimerCore
 import Testing
@@ -21,6 +22,27 @@ struct SystemdClassTests {
         #expect(
             mismatches.isEmpty,
             "\(group): \(mismatches.count) of \(rows.count) rows differ:\n\(mismatches.joined(separator: "\n"))")
+    }
+
+    /// The differential behind the figures in issue 21's note, run on demand:
+    /// `scripts/calendar-oracle --differential 21 --output /tmp/differential.tsv`, then
+    /// `CALENDAR_DIFFERENTIAL=/tmp/differential.tsv swift test --filter differential`.
+    @Test(
+        "differential: a table from scripts/calendar-oracle --differential (CALENDAR_DIFFERENTIAL=path)",
+        .enabled(if: ProcessInfo.processInfo.environment["CALENDAR_DIFFERENTIAL"] != nil))
+    func differential() throws {
+        let path = try #require(ProcessInfo.processInfo.environment["CALENDAR_DIFFERENTIAL"])
+        let rows = try OracleFixture.rows(file: path)
+        var disagreements: [String] = []
+        for group in Set(rows.compactMap(\.group)).sorted() {
+            let members = rows.filter { $0.group == group }
+            let mismatches = OracleFixture.mismatches(in: members)
+            let agreeing = members.count - mismatches.count
+            print("differential \(group): \(agreeing) of \(members.count) rows agree")
+            disagreements += mismatches.map { "\(group): \($0)" }
+        }
+        print("differential: \(rows.count - disagreements.count) of \(rows.count) rows agree")
+        #expect(disagreements.isEmpty, "\(disagreements.prefix(40).joined(separator: "\n"))")
     }
 
     @Test("a description parses back to the same schedule: every fixture specification")
