@@ -79,8 +79,8 @@ final class TimeZoneRules: Sendable {
         let answer = self.localTimeWithoutLeapSeconds(at: instant)
         guard !self.leapSeconds.isEmpty else { return answer }
         // glibc's `__tzfile_compute`: the correction of the last leap second at or before the
-        // instant comes off the offset. (The inserted second itself, which glibc reads as
-        // second 60 of its minute, reads here as second 59's repetition: see the DocC article.)
+        // instant comes off the offset (the inserted second itself reads as second 60:
+        // ``isInsertedLeapSecond(_:)``).
         var low = 0
         var high = self.leapSeconds.count
         while low < high {
@@ -96,6 +96,20 @@ final class TimeZoneRules: Sendable {
         }
         if low < self.leapSeconds.count { until = min(until, self.leapSeconds[low].from) }
         return (type, from, until)
+    }
+
+    /// Whether `instant` is an inserted leap second (the first instant of a leap-second record
+    /// whose correction grows): glibc's `localtime_r` reads it as second 60 of its minute.
+    func isInsertedLeapSecond(_ instant: Int) -> Bool {
+        guard !self.leapSeconds.isEmpty else { return false }
+        var low = 0
+        var high = self.leapSeconds.count
+        while low < high {
+            let middle = (low + high) / 2
+            if self.leapSeconds[middle].from < instant { low = middle + 1 } else { high = middle }
+        }
+        guard low < self.leapSeconds.count, self.leapSeconds[low].from == instant else { return false }
+        return self.leapSeconds[low].correction > (low == 0 ? 0 : self.leapSeconds[low - 1].correction)
     }
 
     private func localTimeWithoutLeapSeconds(at instant: Int) -> (type: LocalTimeType, validFrom: Int, validUntil: Int)
