@@ -29,7 +29,7 @@ enum TimeZoneDirectory {
     /// with `TZ=:name` and `TZDIR` = `directory` (nil: unset).
     static func zone(named name: String, directory: String? = nil) -> TimeZoneRules {
         if name == "UTC" && directory == nil { return .utc }
-        return Self.glibcZone(tz: ":" + name, directory: directory, name: name)
+        return Self.glibcZone(tz: ":" + name, directory: directory, name: name, cached: true)
     }
 
     static func isValidName(_ name: String) -> Bool {
@@ -63,10 +63,14 @@ enum TimeZoneDirectory {
     /// empty or `:`; otherwise the value read as a POSIX rule, leniently, which never fails
     /// (`TZ=Nowhere` is UTC named "Nowhere", as in glibc).
     static func localZone(tz: String?, directory: String?) -> TimeZoneRules {
-        Self.glibcZone(tz: tz, directory: directory, name: tz ?? "localtime")
+        // An empty TZ is glibc's `Universal`: named UTC here, as it always was.
+        Self.glibcZone(
+            tz: tz, directory: directory, name: tz.map { $0.isEmpty ? "UTC" : $0 } ?? "localtime", cached: false)
     }
 
-    private static func glibcZone(tz: String?, directory: String?, name: String) -> TimeZoneRules {
+    /// `cached`: a named zone, loaded once; the local zone is read afresh each time (an admin
+    /// may point `/etc/localtime` at another zone while the process runs).
+    private static func glibcZone(tz: String?, directory: String?, name: String, cached: Bool) -> TimeZoneRules {
         var value = tz
         if value == "" { value = "Universal" }
         if value?.first == ":" { value?.removeFirst() }
@@ -74,7 +78,10 @@ enum TimeZoneDirectory {
         if !file.isEmpty {
             let base = directory.flatMap { $0.isEmpty ? nil : $0 } ?? Self.root
             let path = file.hasPrefix("/") ? file : base + "/" + file
-            if let zone = Self.file(at: path, name: name) { return zone }
+            if cached, let zone = Self.file(at: path, name: name) { return zone }
+            if !cached, let bytes = Self.contents(of: path), let zone = TimeZoneRules(name: name, tzif: bytes) {
+                return zone
+            }
         }
         guard let value, !value.isEmpty, value != Self.localTimeFile else { return .utc }
         var fromRuleFile: TimeZoneRules?
