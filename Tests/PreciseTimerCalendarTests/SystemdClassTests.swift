@@ -67,18 +67,18 @@ struct SystemdClassTests {
         #expect(failures.isEmpty, "\(failures.count) of \(checked):\n\(failures.prefix(20).joined(separator: "\n"))")
     }
 
-    @Test("a description parses back to the same schedule: 20 000 generated specifications")
+    @Test("a description parses back to the same schedule: 10 000 generated specifications")
     func generatedDescriptionsRoundTrip() {
         var generator = SpecificationGenerator(seed: 21)
         var checked = 0
         var failures: [String] = []
-        for _ in 0..<20_000 {
+        for _ in 0..<10_000 {
             let text = generator.next()
             guard let schedule = try? CalendarSchedule(text, localTimeZone: "Europe/Berlin") else { continue }
             checked += 1
             if let failure = Self.roundTripFailure(schedule, "Europe/Berlin", nil) { failures.append(failure) }
         }
-        #expect(checked > 3_000)
+        #expect(checked > 1_500)
         #expect(failures.isEmpty, "\(failures.count) of \(checked):\n\(failures.prefix(20).joined(separator: "\n"))")
     }
 
