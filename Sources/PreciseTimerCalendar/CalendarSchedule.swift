@@ -180,15 +180,15 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     /// fixed date that has passed, a year range that has ended, or a date past 2199, the last
     /// year systemd considers). Occurrences fall on whole microseconds.
     ///
-    /// Where systemd reports an error instead of an elapse, this answers nil ("never") too, and
-    /// a timer with this schedule ends:
-    /// - after an `instant` past 9999-12-30 23:59:59 UTC (systemd's
-    ///   `USEC_TIMESTAMP_FORMATTABLE_MAX`): `calendar_spec_next_usec` returns `-EINVAL`, which
-    ///   `systemd-analyze calendar --base-time=@253402214400 daily` prints as "Failed to
-    ///   determine next elapse for 'daily': Invalid argument";
+    /// Where systemd reports an error instead of an elapse:
+    /// - after a base past 9999-12-30 23:59:59 UTC (systemd's `USEC_TIMESTAMP_FORMATTABLE_MAX`),
+    ///   `calendar_spec_next_usec` returns `-EINVAL` ("Failed to determine next elapse for
+    ///   'daily': Invalid argument"). No `WallClockInstant` gets there (its nanoseconds end on
+    ///   2262-04-11); every instant after 2199 answers nil here and "never" in systemd.
     /// - when its search gives up after 1 000 steps without settling (`MAX_CALENDAR_ITERATIONS`,
-    ///   meant for zones where `mktime` never converges): `-EDEADLK`, "Resource deadlock
-    ///   avoided". The same walk stops here at the same step.
+    ///   meant for zones where `mktime` never converges), systemd returns `-EDEADLK` ("Resource
+    ///   deadlock avoided"); the same walk stops here at the same step and answers nil, so a
+    ///   timer with this schedule ends.
     ///
     /// A schedule whose occurrences run out (`2026-01-01` after it, `*-02-30`, a year past
     /// 2199, a daylight abbreviation where glibc finds no daylight time) is "never" in both.

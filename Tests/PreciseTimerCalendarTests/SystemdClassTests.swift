@@ -24,6 +24,22 @@ struct SystemdClassTests {
             "\(group): \(mismatches.count) of \(rows.count) rows differ:\n\(mismatches.joined(separator: "\n"))")
     }
 
+    /// systemd fails past its last base time, 9999-12-30 23:59:59 UTC (`systemd-analyze calendar
+    /// --base-time=@253402214400 daily`: "Failed to determine next elapse for 'daily': Invalid
+    /// argument"), which no `WallClockInstant` reaches (Int64 nanoseconds end in 2262); from
+    /// 2199-12-31 23:59:59 (7258118399) to the last instant (9223372036) it answers "never",
+    /// as `next(after:)` answers nil.
+    @Test("after 2199, up to the last WallClockInstant, next(after:) is nil, as systemd's never")
+    func afterTheLastYear() throws {
+        for text in ["daily", "*:*:*", "@1800000000", "*-*-* 12:00 Europe/Berlin"] {
+            let schedule = try CalendarSchedule(text, localTimeZone: "UTC")
+            for seconds: Int64 in [7_258_118_399, 7_258_118_400, Int64.max / 1_000_000_000] {
+                #expect(schedule.next(after: WallClockInstant(nanosecondsSinceEpoch: seconds * 1_000_000_000)) == nil)
+            }
+            #expect(schedule.next(after: WallClockInstant(nanosecondsSinceEpoch: .max)) == nil)
+        }
+    }
+
     /// The differential behind the figures in issue 21's note, run on demand:
     /// `scripts/calendar-oracle --differential 21 --output /tmp/differential.tsv`, then
     /// `CALENDAR_DIFFERENTIAL=/tmp/differential.tsv swift test --filter differential`.
