@@ -14,11 +14,15 @@ struct CalendarParser {
 
     private let bytes: [UInt8]
     private var index = 0
+    /// The zone `@seconds` is broken down in: glibc's `gmtime_r`, UTC with the leap seconds of
+    /// a `right/` local zone.
+    private let timestampZone: TimeZoneRules
 
     /// A parser of `bytes`: the specification with its zone removed from the end, so offsets
     /// in errors are offsets in the specification as given.
-    init(_ bytes: [UInt8]) {
+    init(_ bytes: [UInt8], timestampZone: TimeZoneRules = .utc) {
         self.bytes = bytes
+        self.timestampZone = timestampZone
     }
 
     private var current: UInt8 { self.index < self.bytes.count ? self.bytes[self.index] : 0 }
@@ -111,22 +115,28 @@ struct CalendarParser {
         if self.current == 0 { return false }
         if self.current == UInt8(ascii: "@") {
             self.index += 1
+            // systemd's `safe_atou64`: `strtoull` after leading white space, so a sign may come
+            // first (`@+5`, `@ 5`); a minus only before a value of 0 (`@-0`); nothing may follow.
+            while [9, 10, 11, 12, 13, 32].contains(self.current) { self.index += 1 }
+            let negative = self.current == UInt8(ascii: "-")
+            if negative || self.current == UInt8(ascii: "+") { self.index += 1 }
             guard let seconds = try self.number(), seconds <= UInt64(Int.max) else {
                 throw self.failure("expected seconds")
             }
+            guard !negative || seconds == 0 else { throw self.failure("negative seconds") }
             // gmtime_r of the seconds, as a fixed UTC date and time.
-            let (days, secondOfDay) = CivilTime.floorDivide(Int(seconds), CivilTime.secondsPerDay)
-            let date = CivilTime.date(days: days)
+            var converter = LocalTimeConverter(zone: self.timestampZone)
+            let time = converter.brokenDown(Int(seconds))
             func fixed(_ value: Int) -> [CalendarComponent] {
                 [CalendarComponent(start: value, stop: -1, repetition: 0)]
             }
             spec.utc = true
-            spec.year = fixed(date.year)
-            spec.month = fixed(date.month)
-            spec.day = fixed(date.day)
-            spec.hour = fixed(secondOfDay / 3600)
-            spec.minute = fixed(secondOfDay / 60 % 60)
-            spec.microsecond = fixed(secondOfDay % 60 * CalendarSpecification.microsecondsPerSecond)
+            spec.year = fixed(time.year)
+            spec.month = fixed(time.month + 1)
+            spec.day = fixed(time.day)
+            spec.hour = fixed(time.hour)
+            spec.minute = fixed(time.minute)
+            spec.microsecond = fixed(time.second * CalendarSpecification.microsecondsPerSecond)
             return true
         }
         let start = self.index

@@ -1,3 +1,4 @@
+import Glibc
 import PreciseTimerCore
 
 /// A calendar schedule in systemd's `OnCalendar=` syntax (`systemd.time(7)`): "Mon..Fri 09:00",
@@ -27,7 +28,13 @@ import PreciseTimerCore
 ///
 /// Time zones are read from the system's tzdata (`/usr/share/zoneinfo`, the files glibc and
 /// systemd read, each loaded once per process); the local zone is the process's `TZ`, else
-/// `/etc/localtime`, read when the schedule is created. No Foundation.
+/// `/etc/localtime`, read when the schedule is created, as glibc reads them: `$TZDIR` for
+/// relative names, a `TZ` that names no file read as a POSIX rule as leniently as glibc does (a
+/// `TZ` that names nothing is UTC under that name), a rule without changes completed from
+/// `posixrules`. A zone suffix must name a file under `/usr/share/zoneinfo` (systemd's check)
+/// and is then read from `$TZDIR`. `right/` zones count leap seconds as glibc does: local
+/// times there are 27 s later than in the plain zone today, and so is UTC (`… UTC`, `@…`) in a
+/// process whose local zone is one. No Foundation.
 ///
 /// - Important: ``next(after:)`` is pure arithmetic on the instant (no file access, no lock),
 ///   as ``/PreciseTimerCore/WallClockSchedule`` requires: a service calls it with its
@@ -55,19 +62,21 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     ///   a repetition of 0 (`*:*:0/0`), a year past 2199, more than 241 values in one list.
     ///   Never traps, and takes time linear in the specification's length.
     public init(_ specification: String) throws {
-        try self.init(specification, localZone: TimeZoneDirectory.localZone)
+        try self.init(
+            specification, localZone: TimeZoneDirectory.localZone(),
+            zoneDirectory: getenv("TZDIR").map { String(cString: $0) })
     }
 
-    /// Parses a specification as a process whose `TZ` names `localTimeZone` would (for tests
-    /// of local-time specifications in zones other than the machine's).
-    package init(_ specification: String, localTimeZone: String) throws {
-        guard let zone = TimeZoneDirectory.zone(named: localTimeZone) else {
-            throw PreciseTimerError(.invalidSchedule, value: localTimeZone, detail: "unknown time zone")
-        }
-        try self.init(specification, localZone: { zone })
+    /// Parses a specification as a process whose environment has `TZ` set to `localTimeZone`
+    /// (nil: unset) and `TZDIR` to `zoneDirectory` (nil: unset) would: for tests of
+    /// local-time specifications in zones other than the machine's.
+    package init(_ specification: String, localTimeZone: String?, zoneDirectory: String? = nil) throws {
+        try self.init(
+            specification, localZone: TimeZoneDirectory.localZone(tz: localTimeZone, directory: zoneDirectory),
+            zoneDirectory: zoneDirectory)
     }
 
-    private init(_ specification: String, localZone makeLocalZone: () -> TimeZoneRules) throws {
+    private init(_ specification: String, localZone local: TimeZoneRules, zoneDirectory: String?) throws {
         self.specification = specification
         func refuse(_ reason: String, at offset: Int? = nil) -> PreciseTimerError {
             let place = offset.map { " at offset \($0)" } ?? ""
@@ -76,14 +85,12 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         var bytes = Array(specification.utf8)
         if let nul = bytes.firstIndex(of: 0) { throw refuse("a NUL byte", at: nul) }
         var spec = CalendarSpecification()
-        var localZone: TimeZoneRules?
         var namedZone: TimeZoneRules?
+        var unknownZone: (name: String, offset: Int)?
         if Self.hasSuffix(bytes, " UTC") {
             spec.utc = true
             bytes.removeLast(4)
         } else {
-            let local = makeLocalZone()
-            localZone = local
             let names = [local.abbreviations.standard, local.abbreviations.daylight]
             if let match = names.indices.first(where: { index in
                 guard let name = names[index], !name.isEmpty, bytes.count > name.utf8.count else { return false }
@@ -93,28 +100,35 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
                 bytes.removeLast(name.utf8.count + 1)
             } else if let space = bytes.lastIndex(of: UInt8(ascii: " ")) {
                 let name = String(decoding: bytes[(space + 1)...], as: UTF8.self)
+                // systemd takes the last word as a zone only when it names a zone file: `1/2-1`
+                // in `Mon 1/2-1` is a date. A word that looks like a zone and is not one names
+                // the likely mistake if the rest does not parse.
                 if TimeZoneDirectory.isValidName(name) {
-                    if let zone = TimeZoneDirectory.zone(named: name) {
+                    if TimeZoneDirectory.isZone(name) {
                         spec.timeZone = name
-                        namedZone = zone
+                        namedZone = TimeZoneDirectory.zone(named: name, directory: zoneDirectory)
                         bytes.removeSubrange(space...)
                     } else if name.contains("/") {
-                        throw refuse("unknown time zone \"\(name)\"", at: space + 1)
+                        unknownZone = (name, space + 1)
                     }
                 }
             }
         }
         guard !bytes.isEmpty else { throw refuse("empty specification") }
         do throws(CalendarParseFailure) {
-            try Self.parse(bytes, into: &spec)
+            try Self.parse(bytes, into: &spec, timestampZone: .utc(in: local))
         } catch {
+            if let unknownZone {
+                throw refuse("unknown time zone \"\(unknownZone.name)\"", at: unknownZone.offset)
+            }
             throw refuse(error.reason, at: error.offset)
         }
         spec.normalize()
         if let field = spec.invalidField { throw refuse("\(field) out of range") }
         self.parsed = spec
-        // Without " UTC" the local zone was read above; `@epoch` and a zone named UTC are UTC.
-        self.zone = spec.utc ? .utc : (namedZone ?? localZone ?? .utc)
+        // `@epoch` and a zone named UTC are UTC too. glibc's UTC (`gmtime_r`, `timegm`) counts
+        // the local zone's leap seconds when that is a `right/` zone.
+        self.zone = spec.utc ? .utc(in: local) : (namedZone ?? local)
         self.description = spec.formatted(localAbbreviations: self.zone.abbreviations)
     }
 
@@ -143,11 +157,13 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         "bi-annually": (0, [1, 7], 1, 0, 0),
     ]
 
-    private static func parse(_ bytes: [UInt8], into spec: inout CalendarSpecification) throws(CalendarParseFailure) {
+    private static func parse(
+        _ bytes: [UInt8], into spec: inout CalendarSpecification, timestampZone: TimeZoneRules
+    ) throws(CalendarParseFailure) {
         let lowercased = String(
             decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
         guard let shorthand = Self.shorthands[lowercased] else {
-            var parser = CalendarParser(bytes)
+            var parser = CalendarParser(bytes, timestampZone: timestampZone)
             try parser.parseExpression(into: &spec)
             return
         }
@@ -163,6 +179,19 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     /// The first occurrence strictly after `instant`, or nil when the schedule has none (a
     /// fixed date that has passed, a year range that has ended, or a date past 2199, the last
     /// year systemd considers). Occurrences fall on whole microseconds.
+    ///
+    /// Where systemd reports an error instead of an elapse:
+    /// - after a base past 9999-12-30 23:59:59 UTC (systemd's `USEC_TIMESTAMP_FORMATTABLE_MAX`),
+    ///   `calendar_spec_next_usec` returns `-EINVAL` ("Failed to determine next elapse for
+    ///   'daily': Invalid argument"). No `WallClockInstant` gets there (its nanoseconds end on
+    ///   2262-04-11); every instant after 2199 answers nil here and "never" in systemd.
+    /// - when its search gives up after 1 000 steps without settling (`MAX_CALENDAR_ITERATIONS`,
+    ///   meant for zones where `mktime` never converges), systemd returns `-EDEADLK` ("Resource
+    ///   deadlock avoided"); the same walk stops here at the same step and answers nil, so a
+    ///   timer with this schedule ends.
+    ///
+    /// A schedule whose occurrences run out (`2026-01-01` after it, `*-02-30`, a year past
+    /// 2199, a daylight abbreviation where glibc finds no daylight time) is "never" in both.
     public func next(after instant: WallClockInstant) -> WallClockInstant? {
         let nanoseconds = instant.nanosecondsSinceEpoch
         let microseconds = nanoseconds < 0 ? -1 : Int(nanoseconds / 1000)
@@ -175,11 +204,13 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     /// normalized forms (`Mon..Fri 9:00` and `Mon-Fri 09:00:00` are equal).
     public static func == (lhs: CalendarSchedule, rhs: CalendarSchedule) -> Bool {
         lhs.parsed == rhs.parsed && lhs.zone.name == rhs.zone.name
+            && lhs.zone.leapSeconds.count == rhs.zone.leapSeconds.count
     }
 
     /// Hashes what ``==(_:_:)`` compares: the normalized specification and the zone's name.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(self.parsed)
         hasher.combine(self.zone.name)
+        hasher.combine(self.zone.leapSeconds.count)
     }
 }

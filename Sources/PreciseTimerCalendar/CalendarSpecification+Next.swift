@@ -9,11 +9,12 @@ extension CalendarSpecification {
     static let maximumIterations = 1000
 
     /// The first occurrence strictly after `microseconds` (since the epoch), in microseconds,
-    /// local fields read in `zone` (UTC when the specification says so); nil: none.
+    /// local fields read in `zone` (for a specification in UTC, UTC as glibc computes it in the
+    /// process: with the leap seconds of a `right/` local zone); nil: none.
     func next(afterMicroseconds microseconds: Int, zone: TimeZoneRules) -> Int? {
         guard microseconds <= Self.latestBase else { return nil }
         let (seconds, fraction) = CivilTime.floorDivide(microseconds + 1, Self.microsecondsPerSecond)
-        var converter = LocalTimeConverter(zone: self.utc ? .utc : zone)
+        var converter = LocalTimeConverter(zone: zone)
         var time = converter.brokenDown(seconds)
         var microsecond = fraction
         guard self.findNext(&time, &microsecond, &converter), let instant = converter.makeTime(&time), instant >= 0

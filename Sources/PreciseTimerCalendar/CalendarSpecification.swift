@@ -190,7 +190,9 @@ extension CalendarSpecification {
     private static func formatted(_ chain: [CalendarComponent]?, width: Int, microseconds: Bool) -> String {
         guard let chain else { return "*" }
         let unit = microseconds ? Self.microsecondsPerSecond : 1
-        if microseconds && chain.count == 1 && chain[0].start == 0 && chain[0].repetition == unit {
+        // Every whole second, written `*`; a range of them (`0..32`, also stepping by one second)
+        // is not every second and keeps its bounds (systemd 252 checks `stop < 0` too).
+        if microseconds && chain.count == 1 && chain[0].start == 0 && chain[0].stop < 0 && chain[0].repetition == unit {
             return "*"
         }
         return chain.map { component in

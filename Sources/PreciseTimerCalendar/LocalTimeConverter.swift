@@ -13,9 +13,14 @@ struct LocalTimeConverter {
     /// The last look-up and the instants over which it holds.
     private var cached: (type: LocalTimeType, validFrom: Int, validUntil: Int)
 
+    /// The zone is a `right/` one (or UTC in a process whose local zone is): the checks for an
+    /// inserted leap second are made only then.
+    private let hasLeapSeconds: Bool
+
     init(zone: TimeZoneRules) {
         self.zone = zone
         self.cached = (LocalTimeType(utcOffset: 0, isDST: false), 0, 0)
+        self.hasLeapSeconds = !zone.leapSeconds.isEmpty
     }
 
     @inline(__always)
@@ -25,10 +30,20 @@ struct LocalTimeConverter {
         return self.cached.type
     }
 
-    /// `localtime_r`: the local fields of `instant` (seconds since the epoch).
+    /// `localtime_r`: the local fields of `instant` (seconds since the epoch). In a `right/`
+    /// zone an inserted leap second reads as second 60 of the minute before it, as in glibc.
     mutating func brokenDown(_ instant: Int) -> BrokenDownTime {
         let type = self.type(at: instant)
-        return BrokenDownTime(localSeconds: instant + type.utcOffset, isDST: type.isDST)
+        var time = BrokenDownTime(localSeconds: instant + type.utcOffset, isDST: type.isDST)
+        if self.hasLeapSeconds && self.zone.isInsertedLeapSecond(instant) { time.second += 1 }
+        return time
+    }
+
+    /// The local clock's reading of `instant` in seconds, second 60 of an inserted leap second
+    /// counted as the next minute's 0, as glibc's `tm_diff` counts it.
+    @inline(__always)
+    private mutating func reading(_ instant: Int, _ type: LocalTimeType) -> Int {
+        instant + type.utcOffset + (self.hasLeapSeconds && self.zone.isInsertedLeapSecond(instant) ? 1 : 0)
     }
 
     /// `mktime`: the instant `time`'s fields name in this zone, and `time` rewritten to that
@@ -60,9 +75,12 @@ struct LocalTimeConverter {
         var found: BrokenDownTime
         search: while true {
             let type = self.type(at: instant)
-            let difference = local - (instant + type.utcOffset)
+            let difference = local - self.reading(instant, type)
             if difference == 0 {
-                found = probe.normalized(localSeconds: local, isDST: type.isDST)
+                // glibc keeps the fields it read, second 60 of a leap second included.
+                found =
+                    self.hasLeapSeconds
+                    ? self.brokenDown(instant) : probe.normalized(localSeconds: local, isDST: type.isDST)
                 if requestedDST >= 0 && (requestedDST != 0) != type.isDST {
                     guard let adjusted = self.nearest(local: local, from: instant, isDST: requestedDST != 0)
                     else { return nil }
@@ -79,7 +97,10 @@ struct LocalTimeConverter {
             if instant == previous && instant != latest
                 && (requestedDST < 0 ? (!latestWasDST || type.isDST) : (requestedDST != 0) != type.isDST)
             {
-                found = BrokenDownTime(localSeconds: instant + type.utcOffset, isDST: type.isDST)
+                found =
+                    self.hasLeapSeconds
+                    ? self.brokenDown(instant)
+                    : BrokenDownTime(localSeconds: instant + type.utcOffset, isDST: type.isDST)
                 break search
             }
             remainingProbes -= 1
@@ -91,7 +112,8 @@ struct LocalTimeConverter {
         }
         self.offsetGuess = instant - local
         if requestedSecond != found.second {
-            instant += requestedSecond - probe.second
+            // glibc's adjustment, with its repair of a match on second 60 asked for as 0.
+            instant += (probe.second == 0 && found.second == 60 ? 1 : 0) - probe.second + requestedSecond
             found = self.brokenDown(instant)
         }
         time = found
@@ -101,16 +123,20 @@ struct LocalTimeConverter {
     /// glibc's search when the match's daylight flag is not the one asked for: probe a week at
     /// a time in both directions (nearest first) for an instant with the flag, and read the
     /// local time with its offset; failing that, assume one hour.
+    ///
+    /// glibc 2.36 searches half of its `duration_max` (457 243 200 s) plus a stride each way:
+    /// about 7.3 years. `12:00 EDT` in America/Indiana/Winamac (no DST 1971–2005) finds no
+    /// daylight time from 1998-10-31 and none here either.
     private mutating func nearest(local: Int, from instant: Int, isDST: Bool) -> Int? {
         let stride = 601_200
-        let bound = 457_243_200 + stride
+        let bound = 457_243_200 / 2 + stride
         var delta = stride
         while delta < bound {
             for direction in [-1, 1] {
                 let other = instant + delta * direction
                 let type = self.type(at: other)
                 if type.isDST == isDST {
-                    return other + (local - (other + type.utcOffset))
+                    return other + (local - self.reading(other, type))
                 }
             }
             delta += stride

@@ -23,6 +23,10 @@ final class TimeZoneRules: Sendable {
     /// The abbreviations of standard and daylight time (glibc's `tzname`), for systemd's rule
     /// that a specification may end in the local zone's abbreviation.
     let abbreviations: (standard: String?, daylight: String?)
+    /// The leap seconds of a `right/` zone: from each instant on (a count of seconds that
+    /// includes the leap seconds, as the file's transitions do), the seconds to take off
+    /// before reading the clock. Empty for every other zone.
+    let leapSeconds: [(from: Int, correction: Int)]
 
     /// UTC: one type, no transitions.
     static let utc = TimeZoneRules(
@@ -31,7 +35,8 @@ final class TimeZoneRules: Sendable {
 
     init(
         name: String, transitions: [Int], transitionTypes: [LocalTimeType], initialType: LocalTimeType,
-        footer: PosixTimeZoneRule?, abbreviations: (standard: String?, daylight: String?)
+        footer: PosixTimeZoneRule?, abbreviations: (standard: String?, daylight: String?),
+        leapSeconds: [(from: Int, correction: Int)] = []
     ) {
         self.name = name
         self.transitions = transitions
@@ -39,9 +44,12 @@ final class TimeZoneRules: Sendable {
         self.initialType = initialType
         self.footer = footer
         self.abbreviations = abbreviations
+        self.leapSeconds = leapSeconds
         // Etc/UTC, the usual /etc/localtime of a server, has a footer ("UTC0") but never moves.
         let footerIsUTC = footer.map { $0.daylight == nil && $0.standard.utcOffset == 0 } ?? true
-        self.isUTC = transitions.isEmpty && footerIsUTC && initialType.utcOffset == 0 && !initialType.isDST
+        self.isUTC =
+            transitions.isEmpty && footerIsUTC && initialType.utcOffset == 0 && !initialType.isDST
+            && leapSeconds.isEmpty
     }
 
     /// A zone from a POSIX `TZ` value alone (`EST5EDT,M3.2.0,M11.1.0`).
@@ -52,6 +60,15 @@ final class TimeZoneRules: Sendable {
             abbreviations: (rule.standard.name, rule.daylight?.offset.name))
     }
 
+    /// UTC as glibc's `gmtime_r` and `timegm` compute it in a process whose local zone is
+    /// `local`: with `local`'s leap seconds (a `right/` zone's), otherwise plain ``utc``.
+    static func utc(in local: TimeZoneRules) -> TimeZoneRules {
+        guard !local.leapSeconds.isEmpty else { return .utc }
+        return TimeZoneRules(
+            name: "UTC", transitions: [], transitionTypes: [], initialType: LocalTimeType(utcOffset: 0, isDST: false),
+            footer: nil, abbreviations: ("UTC", nil), leapSeconds: local.leapSeconds)
+    }
+
     /// No transitions, and a rule (if any) of offset 0 without DST: conversions are plain
     /// arithmetic (`mktime` there converges on its first probe, as `timegm` does).
     let isUTC: Bool
@@ -59,6 +76,44 @@ final class TimeZoneRules: Sendable {
     /// The local time type at `instant`, and the range of instants `[validFrom, validUntil)`
     /// around it over which it holds (so a caller can skip the look-up for nearby instants).
     func localTime(at instant: Int) -> (type: LocalTimeType, validFrom: Int, validUntil: Int) {
+        let answer = self.localTimeWithoutLeapSeconds(at: instant)
+        guard !self.leapSeconds.isEmpty else { return answer }
+        // glibc's `__tzfile_compute`: the correction of the last leap second at or before the
+        // instant comes off the offset (the inserted second itself reads as second 60:
+        // ``isInsertedLeapSecond(_:)``).
+        var low = 0
+        var high = self.leapSeconds.count
+        while low < high {
+            let middle = (low + high) / 2
+            if self.leapSeconds[middle].from <= instant { low = middle + 1 } else { high = middle }
+        }
+        var type = answer.type
+        var from = answer.validFrom
+        var until = answer.validUntil
+        if low > 0 {
+            type.utcOffset -= self.leapSeconds[low - 1].correction
+            from = max(from, self.leapSeconds[low - 1].from)
+        }
+        if low < self.leapSeconds.count { until = min(until, self.leapSeconds[low].from) }
+        return (type, from, until)
+    }
+
+    /// Whether `instant` is an inserted leap second (the first instant of a leap-second record
+    /// whose correction grows): glibc's `localtime_r` reads it as second 60 of its minute.
+    func isInsertedLeapSecond(_ instant: Int) -> Bool {
+        guard !self.leapSeconds.isEmpty else { return false }
+        var low = 0
+        var high = self.leapSeconds.count
+        while low < high {
+            let middle = (low + high) / 2
+            if self.leapSeconds[middle].from < instant { low = middle + 1 } else { high = middle }
+        }
+        guard low < self.leapSeconds.count, self.leapSeconds[low].from == instant else { return false }
+        return self.leapSeconds[low].correction > (low == 0 ? 0 : self.leapSeconds[low - 1].correction)
+    }
+
+    private func localTimeWithoutLeapSeconds(at instant: Int) -> (type: LocalTimeType, validFrom: Int, validUntil: Int)
+    {
         let count = self.transitions.count
         if count == 0 || instant < self.transitions[0] {
             if count == 0, let footer = self.footer { return footer.localTime(at: instant) }
@@ -86,6 +141,80 @@ extension TimeZoneRules {
     /// Reads a TZif file's contents (versions 1 to 4; the 64-bit body when there is one).
     /// nil when the bytes are not a TZif file.
     convenience init?(name: String, tzif bytes: [UInt8]) {
+        guard let file = TZifContents(bytes) else { return nil }
+        self.init(
+            name: name, transitions: file.times, transitionTypes: file.indices.map { file.types[$0].type },
+            initialType: file.initialType, footer: file.footer.map { PosixTimeZoneRule(leniently: $0) },
+            abbreviations: file.timeZoneNames, leapSeconds: file.leapSeconds)
+    }
+
+    /// glibc's `__tzfile_default`: a `TZ` that names a daylight time but no changes
+    /// (`EST5EDT`) takes them from the TZif file `posixrules` (`bytes`; America/New_York
+    /// here), each transition moved by the difference between the file's offsets and
+    /// `standard`'s or `daylight`'s and pointed at one of the two. The file's footer stays as it
+    /// is, offsets included: after its last transition (2037 in Debian's files) glibc reads the
+    /// footer's rule. nil where glibc gives up on the file (fewer than two types).
+    convenience init?(
+        name: String, posixRules bytes: [UInt8], standard: PosixTimeZoneRule.Offset,
+        daylight: PosixTimeZoneRule.Offset
+    ) {
+        guard let file = TZifContents(bytes), file.types.count >= 2 else { return nil }
+        // The rule file's own offsets: those of the latest standard and daylight transitions.
+        var ruleStandard: Int?
+        var ruleDaylight: Int?
+        for index in file.indices.reversed() {
+            let type = file.types[index].type
+            if type.isDST {
+                ruleDaylight = ruleDaylight ?? type.utcOffset
+            } else {
+                ruleStandard = ruleStandard ?? type.utcOffset
+            }
+            if ruleStandard != nil && ruleDaylight != nil { break }
+        }
+        let fileStandard = file.indices.isEmpty ? file.types[0].type.utcOffset : (ruleStandard ?? 0)
+        let fileDaylight = file.indices.isEmpty ? fileStandard : (ruleDaylight ?? fileStandard)
+        var times = file.times
+        var wasDST = false
+        for (position, index) in file.indices.enumerated() {
+            let type = file.types[index]
+            if type.isUT {
+                // Given in UTC: no correction.
+            } else if wasDST && !type.isStandard {
+                times[position] += daylight.utcOffset - fileDaylight
+            } else {
+                times[position] += standard.utcOffset - fileStandard
+            }
+            wasDST = type.type.isDST
+        }
+        let standardType = LocalTimeType(utcOffset: standard.utcOffset, isDST: false)
+        let daylightType = LocalTimeType(utcOffset: daylight.utcOffset, isDST: true)
+        self.init(
+            name: name, transitions: times,
+            transitionTypes: file.indices.map { file.types[$0].type.isDST ? daylightType : standardType },
+            initialType: standardType, footer: file.footer.map { PosixTimeZoneRule(leniently: $0) },
+            abbreviations: (standard.name, daylight.name), leapSeconds: file.leapSeconds)
+    }
+}
+
+/// What ``TimeZoneRules`` takes from a TZif file, read as glibc's `__tzfile_read` reads it.
+private struct TZifContents {
+    struct TypeRecord {
+        var type: LocalTimeType
+        var abbreviationIndex: Int
+        /// The transition times of this type were given in standard time (the file's `isstd`).
+        var isStandard: Bool
+        /// ... or in UTC (`isut`).
+        var isUT: Bool
+    }
+
+    var times: [Int]
+    var indices: [Int]
+    var types: [TypeRecord]
+    var characters: [UInt8]
+    var leapSeconds: [(from: Int, correction: Int)]
+    var footer: String?
+
+    init?(_ bytes: [UInt8]) {
         var reader = TZifReader(bytes: bytes)
         guard let first = reader.header() else { return nil }
         var header = first
@@ -99,45 +228,69 @@ extension TimeZoneRules {
         guard let times = reader.integers(count: header.transitionCount, size: timeSize),
             let indices = reader.take(header.transitionCount)
         else { return nil }
-        var types: [(type: LocalTimeType, abbreviationIndex: Int)] = []
+        var types: [TypeRecord] = []
         for _ in 0..<header.typeCount {
             guard let offset = reader.integers(count: 1, size: 4), let flags = reader.take(2) else { return nil }
-            types.append((LocalTimeType(utcOffset: offset[0], isDST: flags[0] != 0), Int(flags[1])))
+            types.append(
+                TypeRecord(
+                    type: LocalTimeType(utcOffset: offset[0], isDST: flags[0] != 0), abbreviationIndex: Int(flags[1]),
+                    isStandard: false, isUT: false))
         }
         guard !types.isEmpty, let characters = reader.take(header.characterCount),
-            reader.skip(header.leapCount * (timeSize + 4) + header.standardWallCount + header.universalCount),
             indices.allSatisfy({ Int($0) < types.count })
         else { return nil }
-        var footer: PosixTimeZoneRule?
-        if header.version >= 2, let text = reader.footer(), !text.isEmpty {
-            footer = PosixTimeZoneRule(parsing: text)
+        var leapSeconds: [(from: Int, correction: Int)] = []
+        for _ in 0..<header.leapCount {
+            guard let occurrence = reader.integers(count: 1, size: timeSize),
+                let correction = reader.integers(count: 1, size: 4)
+            else { return nil }
+            leapSeconds.append((occurrence[0], correction[0]))
         }
-        func abbreviation(_ index: Int) -> String? {
-            guard index < characters.count else { return nil }
-            let end = characters[index...].firstIndex(of: 0) ?? characters.count
-            return String(decoding: characters[index..<end], as: UTF8.self)
+        guard let standardFlags = reader.take(header.standardWallCount),
+            let universalFlags = reader.take(header.universalCount)
+        else { return nil }
+        for index in types.indices {
+            types[index].isStandard = index < standardFlags.count && standardFlags[index] != 0
+            types[index].isUT = index < universalFlags.count && universalFlags[index] != 0
         }
-        let initial = types.first(where: { !$0.type.isDST }) ?? types[0]
-        // glibc's tzname: the latest standard and daylight abbreviations the file uses.
-        var standardName: String?
-        var daylightName: String?
-        for index in indices.reversed() {
-            let type = types[Int(index)]
+        self.times = times
+        self.indices = indices.map(Int.init)
+        self.types = types
+        self.characters = characters
+        self.leapSeconds = leapSeconds
+        // glibc ignores an empty footer.
+        self.footer = header.version >= 2 ? reader.footer().flatMap { $0.isEmpty ? nil : $0 } : nil
+    }
+
+    func abbreviation(_ index: Int) -> String? {
+        guard index < self.characters.count else { return nil }
+        let end = self.characters[index...].firstIndex(of: 0) ?? self.characters.count
+        return String(decoding: self.characters[index..<end], as: UTF8.self)
+    }
+
+    /// Before the first transition glibc reads the first standard-time type (or the first type).
+    var initialType: LocalTimeType {
+        (self.types.first(where: { !$0.type.isDST }) ?? self.types[0]).type
+    }
+
+    /// glibc's `tzname` after `tzset`: the abbreviations of the latest standard and daylight
+    /// transitions, not the footer's (Europe/Minsk's footer `<+03>-3` has no daylight name,
+    /// `tzname[1]` is EEST, its DST until 2010); the daylight one is the standard one when the
+    /// file has no daylight transition; without transitions, the first type's.
+    var timeZoneNames: (standard: String?, daylight: String?) {
+        var standard: String?
+        var daylight: String?
+        for index in self.indices.reversed() {
+            let type = self.types[index]
             if type.type.isDST {
-                daylightName = daylightName ?? abbreviation(type.abbreviationIndex)
+                daylight = daylight ?? self.abbreviation(type.abbreviationIndex)
             } else {
-                standardName = standardName ?? abbreviation(type.abbreviationIndex)
+                standard = standard ?? self.abbreviation(type.abbreviationIndex)
             }
-            if standardName != nil && daylightName != nil { break }
+            if standard != nil && daylight != nil { break }
         }
-        if let footer {
-            standardName = footer.standard.name
-            daylightName = footer.daylight?.offset.name
-        }
-        self.init(
-            name: name, transitions: times, transitionTypes: indices.map { types[Int($0)].type },
-            initialType: initial.type, footer: footer,
-            abbreviations: (standardName ?? abbreviation(initial.abbreviationIndex), daylightName))
+        standard = standard ?? self.abbreviation(self.types[0].abbreviationIndex)
+        return (standard, daylight ?? standard)
     }
 }
 
