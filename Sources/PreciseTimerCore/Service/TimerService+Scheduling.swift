@@ -129,13 +129,24 @@ extension TimerService {
     /// the clock is stepped forward follow `options.missedTicks`: ``MissedTickPolicy/skip`` and
     /// ``MissedTickPolicy/delay`` make one call for the latest, with ``Tick/missed`` counting the
     /// others; ``MissedTickPolicy/burst`` makes one call each, at most
-    /// ``MissedTickPolicy/maximumBurst`` in a row. An occurrence never fires twice, even when the
-    /// clock is stepped back over it. The timer ends (and releases its handler) when the schedule
-    /// has no occurrence left.
+    /// ``MissedTickPolicy/maximumBurst`` in a row; the latest and the count come from one
+    /// ``WallClockSchedule/occurrences(after:notAfter:)``, however far the clock moved. An
+    /// occurrence never fires twice, even when the clock is stepped back over it; stepped back
+    /// past the occurrence before the last one fired (the clock was wrong by more than a
+    /// period), the schedule starts afresh from the new time. ``TimerService/reschedule(_:after:)``
+    /// moves the next call, which answers no occurrence (``Tick/wallClockDeadline`` `nil`);
+    /// ``TimerService/resume(_:)`` goes on with the first occurrence after the resume. The timer
+    /// ends (and releases its handler) when the schedule has no occurrence left, or answers one
+    /// that is not ``TimerService/minimumInterval`` after the instant it was asked about (logged
+    /// as ``PreciseTimerError/Code/invalidSchedule``, never a hot loop).
+    ///
+    /// The schedule is asked outside every lock of the service (on the caller's thread here, on
+    /// the loop thread later): it may call the service, even about its own timer.
     ///
     /// - Returns: The timer's ID.
     /// - Throws: ``PreciseTimerError/Code/invalidSchedule`` when the schedule has no occurrence
-    ///   after now, and the errors of ``TimerService/scheduleTimer(_:id:options:_:)``.
+    ///   after now or its first is not after now, and the errors of
+    ///   ``TimerService/scheduleTimer(_:id:options:_:)``.
     @discardableResult
     public func scheduleRepeating(
         id: TimerID? = nil, on schedule: some WallClockSchedule, options: TimerOptions = .init(),

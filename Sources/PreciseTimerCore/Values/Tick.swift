@@ -21,7 +21,8 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
     public let generation: UInt64
     /// For a wall-clock timer, the occurrence this call answers (the instant given to
     /// ``TimerService/schedule(id:atWallClock:options:_:)``, or the schedule's occurrence);
-    /// `nil` for a timer on the monotonic or continuous clock. ``scheduledAt`` is then where that
+    /// `nil` for a timer on the monotonic or continuous clock, and for a calendar timer's call
+    /// that a `reschedule` moved (it answers no occurrence). ``scheduledAt`` is then where that
     /// occurrence fell on the monotonic clock, so ``lateness`` is measured against it.
     public let wallClockDeadline: WallClockInstant?
 
