@@ -11,7 +11,7 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
             case invalidDelay, invalidInterval, emptyID, reservedID, duplicateID, shutDown, libeventFailure
-            case systemFailure, invalidConfiguration, invalidEventBase, invalidSchedule
+            case systemFailure, invalidConfiguration, invalidEventBase, invalidSchedule, timedOut
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -51,6 +51,11 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
         /// with no occurrence left after now throws it too: `value` is then the schedule's
         /// description, `detail` says after which instant.
         public static let invalidSchedule = Code(.invalidSchedule)
+
+        /// ``TimerService/withTimeout(_:tolerance:_:)`` or ``TimerService/withDeadline(_:tolerance:_:)``:
+        /// the deadline passed before the operation returned. The operation's task was cancelled,
+        /// and this was thrown once the operation had returned.
+        public static let timedOut = Code(.timedOut)
 
         /// The code's name, e.g. `"duplicateID"`.
         public var description: String { String(describing: self.value) }
