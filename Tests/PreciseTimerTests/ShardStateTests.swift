@@ -160,7 +160,7 @@ struct TimerRegistryTests {
     @Test("a registry drained one cancel at a time gives its peak memory back")
     func drainedRegistryShrinks() throws {
         var registry = ShardState()
-        let count = 100_000
+        let count = 20_000
         for index in 0..<count {
             _ = try registry.add(
                 id: TimerID("t\(index)"), deadline: Int64(1_000 + index), interval: 0, options: .init(),
@@ -175,7 +175,7 @@ struct TimerRegistryTests {
         #expect(registry.count == 0)
         let drained = registry.capacities
         #expect(drained.table <= 64, "the table kept \(drained.table) slots of its peak \(peak.table)")
-        #expect(drained.heap <= 2_048, "the heap kept \(drained.heap) entries of its peak \(peak.heap)")
+        #expect(drained.heap <= 2_048 && drained.heap < peak.heap, "the heap kept \(drained.heap) entries of its peak \(peak.heap)")
         // Still a working registry after shrinking.
         _ = try registry.add(id: "again", deadline: 5, interval: 0, options: .init(), handler: self.noop)
         guard case .fire(let fire) = registry.next(now: 10) else {
