@@ -75,8 +75,9 @@ struct CalendarClockEventTests {
         await beats.wait(timeout: .seconds(20)) { $0.last ?? 0 > stepAt + 500_000_000 }
         let around = beats.values.filter { $0 > stepAt - 100_000_000 }
         let worstGap = zip(around, around.dropFirst()).map { $1 - $0 }.max() ?? .max
-        // Generous for a loaded 2-core machine; the catch-up itself takes well under a millisecond.
-        #expect(worstGap < 500_000_000, "heartbeat's worst gap after the step: \(Duration.nanoseconds(worstGap))")
+        // Generous for a loaded 2-core machine under a sanitizer (its normal figure is about a
+        // millisecond: `precise-stress --measure-step`); the walk it replaces froze it for 24.6 s.
+        #expect(worstGap < 5_000_000_000, "heartbeat's worst gap after the step: \(Duration.nanoseconds(worstGap))")
         #expect(calendar.values.contains { $0.missed >= 64 })
     }
 
