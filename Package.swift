@@ -7,6 +7,8 @@ let package = Package(
         .library(name: "PreciseTimer", targets: ["PreciseTimer"]),
         .library(name: "PreciseTimerReference", targets: ["PreciseTimerReference"]),
         .library(name: "PreciseTimerTesting", targets: ["PreciseTimerTesting"]),
+        // The seeds' GCD wrapper shape (`execTask` / `cancelTask`), for code ported from it.
+        .library(name: "PreciseTimerCompat", targets: ["PreciseTimerCompat"]),
         // systemd's OnCalendar= syntax over the system's tzdata: a daemon without calendar jobs builds none of it.
         .library(name: "PreciseTimerCalendar", targets: ["PreciseTimerCalendar"]),
         // A separate product, so a daemon that uses only the timers builds no lifecycle code.
@@ -67,6 +69,10 @@ let package = Package(
             name: "PreciseTimerTesting",
             dependencies: ["PreciseTimerCore"]
         ),
+        .target(
+            name: "PreciseTimerCompat",
+            dependencies: ["PreciseTimerCore"]
+        ),
         // Calendar schedules (systemd's OnCalendar=); reads tzdata itself, so no Foundation.
         .target(
             name: "PreciseTimerCalendar",
@@ -121,6 +127,7 @@ let package = Package(
             // CLibevent: the caller's-base tests build and drive a base as a libevent daemon does.
             dependencies: [
                 "CLibevent", "PreciseTimer", "PreciseTimerReference", "PreciseTimerTesting", "PreciseTimerCalendar",
+                "PreciseTimerCompat",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]

@@ -1,5 +1,6 @@
 import Dispatch
 import PreciseTimer
+import PreciseTimerCompat
 import PreciseTimerTesting
 import Testing
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import PreciseTimer
+import PreciseTimerCompat
 import Synchronization
 import Testing
 

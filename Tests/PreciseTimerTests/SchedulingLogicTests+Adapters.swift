@@ -1,4 +1,5 @@
 import PreciseTimer
+import PreciseTimerCompat
 import Testing
 
 extension SchedulingLogicTests {

@@ -1,4 +1,5 @@
 import Dispatch
+import PreciseTimerCore
 
 extension TimerService {
     /// The classic GCD wrapper's API, for code ported from it: runs `task` after `start`
