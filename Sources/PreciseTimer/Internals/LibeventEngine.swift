@@ -58,7 +58,7 @@ final class LibeventEngine: @unchecked Sendable {
         try LibeventBase.reserveDescriptors(like: waker.fd)
         let base = try LibeventBase.makePrecise()
         do {
-            self.clocks = try EngineClocks()
+            self.clocks = try EngineClocks(clockSource: waker)
         } catch {
             base.free()
             throw error
@@ -93,7 +93,7 @@ final class LibeventEngine: @unchecked Sendable {
         self.spinMargin = configuration.spinMargin.timerNanoseconds ?? 0
         self.ownsBase = false
         self.lifecycle = SemaphoreGuarded(EngineLifecycle(ownsBase: false))
-        self.clocks = try EngineClocks()
+        self.clocks = try EngineClocks(clockSource: waker)
         self.alarm = LibeventEvent.allocate()
         self.doorbell = LibeventEvent.allocate()
         do {
