@@ -55,8 +55,7 @@ final class LibeventEngine: @unchecked Sendable {
         self.spinMargin = configuration.spinMargin.timerNanoseconds ?? 0
         self.ownsBase = true
         self.lifecycle = SemaphoreGuarded(EngineLifecycle(ownsBase: true))
-        try LibeventBase.reserveDescriptors(like: waker.fd)
-        let base = try LibeventBase.makePrecise()
+        let base = try PrivateTableBuild.makePreciseBase(like: waker.fd)
         do {
             self.clocks = try EngineClocks(clockSource: waker)
         } catch {
