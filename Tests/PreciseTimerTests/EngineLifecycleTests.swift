@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 import PreciseTimer
 import PreciseTimerTesting
+import Synchronization
 import Testing
 
 /// The engine's lifecycle state machine and spin decision, as pure values; then the two defects
@@ -85,6 +86,57 @@ struct EngineLifecycleTests {
         let r19 = lifecycle.callbackBegins(on: self.a, inherited: true)
         #expect(r19 == .ignore)
         #expect(lifecycle.isStopped)
+    }
+
+    @Test("a thread that gets the dead loop thread's pthread_t is not taken for it (defect 13)")
+    func reusedPthread() async {
+        let log = Recorder<String>()
+        detachThread {
+            // Thread A drives a caller's base for one pass (the service learns it as its loop
+            // thread) and exits. Threads started after it often get its stack, and so its
+            // pthread_t, back from glibc's cache: the first that does shuts the service down. It
+            // is not the loop thread, so it must wait for the loop, not take the events off a
+            // base it does not drive.
+            let base = SocketLoop.preciseBase()
+            defer { event_base_free(base) }
+            let baseline = event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ADDED))
+            let service = Mutex<PreciseTimer?>(nil)
+            let loopThread = Atomic<UInt>(0)
+            nonisolated(unsafe) let loopBase = base
+            Self.join {
+                service.withLock { $0 = try? PreciseTimer(eventBase: loopBase) }
+                event_base_loop(loopBase, EVLOOP_NONBLOCK)  // The doorbell's callback: A is the loop thread.
+                loopThread.store(currentThread(), ordering: .relaxed)
+            }
+            guard let timers = service.withLock({ $0 }) else { return log.append("no service") }
+            let reused = Atomic<Bool>(false)
+            for _ in 0..<200 where !reused.load(ordering: .relaxed) {
+                Self.join {
+                    guard currentThread() == loopThread.load(ordering: .relaxed) else { return }
+                    reused.store(true, ordering: .relaxed)
+                    timers.shutdown()
+                    let stayed = event_base_get_num_events(loopBase, UInt32(EVENT_BASE_COUNT_ADDED)) > baseline
+                    log.append("stayed: \(stayed)")
+                }
+            }
+            if !reused.load(ordering: .relaxed) { timers.shutdown() }
+            event_base_loop(base, EVLOOP_NONBLOCK)  // The loop's next pass takes them off.
+            let back = event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ADDED)) == baseline
+            log.append("back: \(back)")
+        }
+        #expect(await log.wait(timeout: .seconds(60)) { $0.contains { $0.hasPrefix("back") } })
+        // glibc gave no thread A's pthread_t back (another thread of the process took the
+        // cached stack each time): the test shows nothing then, and says so.
+        if log.values.count == 1 {
+            withKnownIssue("no thread got the loop thread's pthread_t back in 200 tries") { Issue.record("skipped") }
+        }
+        #expect(log.values == ["stayed: true", "back: true"] || log.values == ["back: true"])
+    }
+
+    /// Runs `body` on a joinable thread of its own and joins it.
+    private static func join(_ body: @escaping @Sendable () -> Void) {
+        guard case .success(let thread) = PosixThread.start(detached: false, body) else { return }
+        pthread_join(thread, nil)
     }
 
     @Test("spin decision: sleep while far, spin once through the last stretch, then yield to libevent")

@@ -149,7 +149,8 @@ final class LibeventEngine: @unchecked Sendable {
     }
 
     private func stop(waiting: Bool) {
-        let action = self.lifecycle.withLock { $0.stop(on: UInt(pthread_self())) }
+        let thread = ThreadIdentity.current
+        let action = self.lifecycle.withLock { $0.stop(on: thread) }
         switch action {
         case .detachNow:
             self.detach()
@@ -195,8 +196,9 @@ final class LibeventEngine: @unchecked Sendable {
 
     /// Every callback of the service runs `body` through the lifecycle.
     func callback(_ body: () -> Void) {
+        let thread = ThreadIdentity.current
         let action = self.lifecycle.withLock {
-            $0.callbackBegins(on: UInt(pthread_self()), inherited: self.core.isInherited)
+            $0.callbackBegins(on: thread, inherited: self.core.isInherited)
         }
         switch action {
         case .run:
