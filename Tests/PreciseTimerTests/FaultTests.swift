@@ -1,5 +1,6 @@
 import Glibc
 import PreciseTimer
+import Synchronization
 import Testing
 
 /// The engine under faults: start-up failure is a typed error, a blocking handler loses nothing.
@@ -140,6 +141,24 @@ struct FaultTests {
             // The loop threads let go of their last references as they exit.
             for _ in 0..<2_000 where openCount() > before + 4 { usleep(1_000) }
             _exit(openCount() <= before + 4 ? 0 : 1)
+        }
+    }
+
+    @Test("where the kernel refuses a private descriptor table, PreciseTimer() builds in the process's")
+    func privateTableRefused() async {
+        await #expect(processExitsWith: .success) {
+            // A seccomp filter or an old kernel cannot be had here: the seam acts as they do.
+            PreciseTimer.refusePrivateDescriptorTables()
+            do {
+                let timers = try PreciseTimer()
+                let fired = Atomic<Bool>(false)
+                try timers.schedule(after: .milliseconds(1)) { _ in fired.store(true, ordering: .relaxed) }
+                for _ in 0..<10_000 where !fired.load(ordering: .relaxed) { usleep(1_000) }
+                timers.shutdown()
+                _exit(fired.load(ordering: .relaxed) ? 0 : 1)
+            } catch {
+                _exit(2)
+            }
         }
     }
 

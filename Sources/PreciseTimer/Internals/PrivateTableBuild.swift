@@ -20,9 +20,10 @@ import Synchronization
 ///    this thread uses. There, fill every free slot below the reservations, close the
 ///    reservations' copies and build the base: libevent's descriptors land exactly on the
 ///    reserved numbers, in a table no other thread can take a slot from.
-/// 3. Pass them back over a socketpair (`SCM_RIGHTS`) and `dup3` each onto its reserved number
-///    in the process's table, where the base expects it. A receive that finds no free slot is
-///    `EMFILE`; the base is then freed in the private table, and nothing leaks.
+/// 3. Pass them back over a socketpair (`SCM_RIGHTS`, one at a time, so that a receive needs one
+///    free slot) and `dup3` each onto its reserved number in the process's table, where the base
+///    expects it. A receive that finds no free slot is `EMFILE`; the base is then freed in the
+///    private table, and nothing leaks.
 ///
 /// Where the kernel refuses both calls (a seccomp filter, a kernel without them), the base is
 /// built in the process's table after the reservation, and the old window remains (README,
@@ -59,6 +60,16 @@ enum PrivateTableBuild {
     ///   the base.
     static func makePreciseBase(like fd: Int32) throws(PreciseTimerError) -> LibeventBase {
         let reserved = try LibeventBase.reserveDescriptors(like: fd)
+        if let base = try Self.buildInPrivateTable(reserved: reserved, like: fd) { return base }
+        // Refused: the reservation (closed by now) was the check; libevent builds in place.
+        return try LibeventBase.makePrecise()
+    }
+
+    /// Steps 2 and 3 (see the type). `nil`: the kernel refused a private table. The reservations
+    /// are replaced by libevent's descriptors, or closed.
+    private static func buildInPrivateTable(
+        reserved: [Int32], like fd: Int32
+    ) throws(PreciseTimerError) -> LibeventBase? {
         var pair: [Int32] = [-1, -1]
         let socketType = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         guard socketpair(AF_UNIX, socketType, 0, &pair) == 0 else {
@@ -84,10 +95,11 @@ enum PrivateTableBuild {
         // Joined before the socketpair closes (defers run last first).
         defer { pthread_join(thread, nil) }
         handshake.outcomeReady.wait()
-        switch handshake.outcome.withLock({ $0 }) {
-        case .unshareRefused, nil:
+        // The helper reports before it signals, on every path.
+        switch handshake.outcome.withLock({ $0 }) ?? .unshareRefused {
+        case .unshareRefused:
             Self.close(reserved)
-            return try LibeventBase.makePrecise()
+            return nil
         case .failed(let error):
             Self.close(reserved)
             throw error
@@ -146,7 +158,8 @@ enum PrivateTableBuild {
                         value: "libevent opened other descriptors than the \(LibeventBase.descriptorsNeeded) reserved",
                         function: "event_base_new_with_config")))
         }
-        let sent = Self.send(numbers, over: sender)
+        // One message per descriptor: the caller needs one free slot at a time to receive them.
+        let sent = numbers.lazy.map { Self.send($0, over: sender) }.first { $0 != 0 } ?? 0
         guard sent == 0 else {
             base.free()
             return report(
@@ -157,17 +170,26 @@ enum PrivateTableBuild {
         if !handshake.accepted.load(ordering: .acquiring) { base.free() }  // Closes them in this table only.
     }
 
+    /// Test seam: act as where the kernel refuses a private table. One relaxed load per build.
+    private static let refusedForTesting = Atomic<Bool>(false)
+
+    /// Every later build acts as where the kernel refuses a private table (tests only).
+    static func refuseForTesting() {
+        Self.refusedForTesting.store(true, ordering: .relaxed)
+    }
+
     /// Gives this thread a descriptor table of its own, a copy of the process's.
     private static func unshareTable() -> Bool {
-        close_range(UInt32.max, UInt32.max, CLibevent_CLOSE_RANGE_UNSHARE()) == 0
+        guard !Self.refusedForTesting.load(ordering: .relaxed) else { return false }
+        return close_range(UInt32.max, UInt32.max, CLibevent_CLOSE_RANGE_UNSHARE()) == 0
             || unshare(CLibevent_CLONE_FILES()) == 0
     }
 
     // MARK: Passing descriptors (SCM_RIGHTS)
 
-    /// Sends `descriptors` in one message. Returns 0, or `errno`.
-    private static func send(_ descriptors: [Int32], over socket: Int32) -> Int32 {
-        let length = descriptors.count * MemoryLayout<Int32>.size
+    /// Sends `descriptor` in a message of its own. Returns 0, or `errno`.
+    private static func send(_ descriptor: Int32, over socket: Int32) -> Int32 {
+        let length = MemoryLayout<Int32>.size
         let space = CLibevent_CMSG_SPACE(length)
         let control = UnsafeMutableRawPointer.allocate(byteCount: space, alignment: MemoryLayout<cmsghdr>.alignment)
         defer { control.deallocate() }
@@ -185,22 +207,22 @@ enum PrivateTableBuild {
                 header.pointee.cmsg_level = SOL_SOCKET
                 header.pointee.cmsg_type = Int32(SCM_RIGHTS)
                 header.pointee.cmsg_len = CLibevent_CMSG_LEN(length)
-                let data = UnsafeMutableRawPointer(CLibevent_CMSG_DATA(header))
-                for (index, descriptor) in descriptors.enumerated() {
-                    data.storeBytes(of: descriptor, toByteOffset: index * MemoryLayout<Int32>.size, as: Int32.self)
-                }
+                UnsafeMutableRawPointer(CLibevent_CMSG_DATA(header)).storeBytes(of: descriptor, as: Int32.self)
                 return sendmsg(socket, &message, 0) == 1 ? 0 : Glibc.errno
             }
         }
     }
 
-    /// Receives the descriptors sent for `numbers` and puts each on its number in the process's
-    /// table (over the reservation there); closes the reservations libevent did not use.
+    /// Receives the descriptors sent for `numbers`, one at a time, and puts each on its number in
+    /// the process's table (over the reservation there); closes the reservations libevent did
+    /// not use.
     private static func place(_ numbers: [Int32], from socket: Int32, reserved: [Int32]) throws(PreciseTimerError) {
-        let received = try Self.receive(count: numbers.count, from: socket)
-        defer { Self.close(received) }
-        for (number, descriptor) in zip(numbers, received) where dup3(descriptor, number, O_CLOEXEC) != number {
-            throw PreciseTimerError(.systemFailure, function: "dup3", returnCode: -1, errno: Glibc.errno)
+        for number in numbers {
+            let received = try Self.receive(count: 1, from: socket)
+            defer { Self.close(received) }
+            guard dup3(received[0], number, O_CLOEXEC) == number else {
+                throw PreciseTimerError(.systemFailure, function: "dup3", returnCode: -1, errno: Glibc.errno)
+            }
         }
         Self.close(reserved.filter { !numbers.contains($0) })
     }
