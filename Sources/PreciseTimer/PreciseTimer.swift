@@ -69,6 +69,13 @@ public final class PreciseTimer: TimerCoreService {
         self.engine.injectClockChange()
     }
 
+    /// Makes every later service of this process build its base in the process's descriptor
+    /// table, as where the kernel refuses a private one (tests only: a seccomp filter or an old
+    /// kernel cannot be had here).
+    package static func refusePrivateDescriptorTables() {
+        PrivateTableBuild.refuseForTesting()
+    }
+
     /// Makes the engine see a libevent failure (tests only: a real one cannot be provoked).
     package func injectEngineFailure(_ failure: InjectedEngineFailure) {
         self.engine.inject(failure)

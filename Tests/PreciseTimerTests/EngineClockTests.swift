@@ -34,6 +34,27 @@ struct EngineClockTests {
         #expect(await ticks.wait(forCount: 1).count == 1)
     }
 
+    @Test("a step back with a wall-clock timer pending leaves the loop asleep (defect 8: it spun)")
+    func stepBackSleeps() async throws {
+        let name = "clock-step-idle"
+        let timers = try PreciseTimer(configuration: .init(threadName: name))
+        defer { timers.shutdown() }
+        let ticks = Recorder<Tick>()
+        try timers.schedule(id: "soon", atWallClock: timers.wallClockNow.advanced(by: .seconds(1))) { ticks.append($0) }
+        timers.simulateClockChange(wallClockStep: .seconds(-3600))
+        // Measured after the step was served, over 2 s: the machine's clock passes the deadline
+        // after 1 s, the engine's clock an hour later. Asleep, the loop uses next to nothing; a
+        // timerfd left armed at the engine's reading expired at every pass (2.4 s of CPU in 3 s).
+        await pause(.milliseconds(100))
+        let before = try #require(ThreadCPU.time(ofThreadNamed: name))
+        await pause(.seconds(2))
+        let used = try #require(ThreadCPU.time(ofThreadNamed: name)) - before
+        #expect(used < .milliseconds(200), "the loop thread used \(used) of CPU in 2 s")
+        #expect(ticks.values.isEmpty, "the engine's wall clock is an hour before the deadline")
+        timers.simulateClockChange(wallClockStep: .seconds(3600))
+        #expect(await ticks.wait(forCount: 1).count == 1)
+    }
+
     @Test("after a suspend, continuous and wall-clock timers that came due fire; suspending ones wait")
     func suspend() async throws {
         let timers = try PreciseTimer()

@@ -1,5 +1,6 @@
 import Glibc
 import PreciseTimer
+import Synchronization
 import Testing
 
 /// The engine under faults: start-up failure is a typed error, a blocking handler loses nothing.
@@ -56,6 +57,108 @@ struct FaultTests {
                 }
             }
             _exit(0)
+        }
+    }
+
+    @Test(
+        "threads churning descriptors at a 64-descriptor limit: PreciseTimer() works or throws, never exit(1) (defect 12)"
+    )
+    func descriptorChurn() async {
+        await #expect(processExitsWith: .success) {
+            // Two threads take and give back descriptors while this one creates services for
+            // 3 s: the reservation check and libevent's own socketpair are raced at every
+            // creation. Built in the process's table, libevent
+            // lost the race and called exit(1) (6 of 6 runs); in a private table nobody can.
+            let highestOpen = (Int32(0)..<4_096).last { fcntl($0, F_GETFD) != -1 } ?? 2
+            var limit = rlimit()
+            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            limit.rlim_cur = rlim_t(max(64, Int(highestOpen) + 16))
+            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { _exit(3) }
+            // One thread keeps the table all but full: it takes every free descriptor, gives
+            // back the last four (as many as the check wants) for a moment, takes them again. The other takes
+            // them all and gives them all back, so that creations also find room.
+            let nearlyFull: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { _ in
+                var taken: [Int32] = []
+                taken.reserveCapacity(4_096)
+                while true {
+                    while case let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC), descriptor >= 0 {
+                        taken.append(descriptor)
+                    }
+                    for _ in 0..<min(4, taken.count) { close(taken.removeLast()) }
+                    // Room for a while (0 to 40 µs): long enough for a check to pass, short
+                    // enough to end inside what follows it.
+                    let until = MonotonicInstant.now().nanoseconds + Int64.random(in: 0..<40_000)
+                    while MonotonicInstant.now().nanoseconds < until {}
+                }
+            }
+            let allOrNothing: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { _ in
+                var taken: [Int32] = []
+                taken.reserveCapacity(4_096)
+                while true {
+                    while case let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC), descriptor >= 0 {
+                        taken.append(descriptor)
+                    }
+                    for descriptor in taken { close(descriptor) }
+                    taken.removeAll(keepingCapacity: true)
+                }
+            }
+            for churn in [nearlyFull, allOrNothing] {
+                var thread = pthread_t()
+                guard pthread_create(&thread, nil, churn, nil) == 0 else { _exit(5) }
+            }
+            let start = MonotonicInstant.now()
+            while MonotonicInstant.now().nanoseconds - start.nanoseconds < 3_000_000_000 {
+                do {
+                    let timers = try PreciseTimer()
+                    timers.shutdown()
+                } catch let error as PreciseTimerError {
+                    // Refused with a typed error naming the system's complaint.
+                    guard [.systemFailure, .libeventFailure].contains(error.code), error.errno == EMFILE else {
+                        _exit(2)
+                    }
+                } catch {
+                    _exit(4)
+                }
+            }
+            _exit(0)
+        }
+    }
+
+    @Test("building the base in a private descriptor table leaves no descriptor behind")
+    func privateTableLeavesNothing() async {
+        await #expect(processExitsWith: .success) {
+            // The runtime and the test harness open and close a few descriptors of their own
+            // (Dispatch's timerfd, say): a leak of one per service shows as hundreds.
+            func openCount() -> Int { (Int32(0)..<4_096).count { fcntl($0, F_GETFD) != -1 } }
+            let before = openCount()
+            for _ in 0..<300 {
+                do {
+                    try PreciseTimer().shutdown()
+                } catch {
+                    _exit(2)
+                }
+            }
+            // The loop threads let go of their last references as they exit.
+            for _ in 0..<2_000 where openCount() > before + 4 { usleep(1_000) }
+            _exit(openCount() <= before + 4 ? 0 : 1)
+        }
+    }
+
+    @Test("where the kernel refuses a private descriptor table, PreciseTimer() builds in the process's")
+    func privateTableRefused() async {
+        await #expect(processExitsWith: .success) {
+            // A seccomp filter or an old kernel cannot be had here: the seam acts as they do.
+            PreciseTimer.refusePrivateDescriptorTables()
+            do {
+                let timers = try PreciseTimer()
+                let fired = Atomic<Bool>(false)
+                try timers.schedule(after: .milliseconds(1)) { _ in fired.store(true, ordering: .relaxed) }
+                for _ in 0..<10_000 where !fired.load(ordering: .relaxed) { usleep(1_000) }
+                timers.shutdown()
+                _exit(fired.load(ordering: .relaxed) ? 0 : 1)
+            } catch {
+                _exit(2)
+            }
         }
     }
 

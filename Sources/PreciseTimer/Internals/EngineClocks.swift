@@ -17,6 +17,8 @@ final class EngineClocks: @unchecked Sendable {
     let continuous: ClockTimerFD
     let wallEvent: LibeventEvent
     let continuousEvent: LibeventEvent
+    /// The engine's clocks, whose test seam may read them ahead of or behind the machine's.
+    private let clockSource: EventFDWaker
     /// The core's `boundVersion` the timerfds were last armed for; `nil`: arm at the next pass.
     private var armedVersion: UInt64?
     /// The deadlines each timerfd is armed at (`nil`: the far future); a re-arm to the same
@@ -28,7 +30,8 @@ final class EngineClocks: @unchecked Sendable {
     private let injected = Atomic<Bool>(false)
 
     /// - Throws: ``PreciseTimerError/Code/systemFailure`` when a timerfd cannot be created.
-    init() throws(PreciseTimerError) {
+    init(clockSource: EventFDWaker) throws(PreciseTimerError) {
+        self.clockSource = clockSource
         self.wall = try ClockTimerFD(.wall)
         self.continuous = try ClockTimerFD(.continuous)
         // After the last step that can throw: nothing here frees them (the engine does).
@@ -105,17 +108,29 @@ final class EngineClocks: @unchecked Sendable {
         guard version != self.armedVersion else { return 0 }
         self.armedVersion = version
         let (wall, continuous) = core.earliestBoundDeadlines()
+        // The deadlines are on the engine's clocks; the timerfds count on the machine's. A step
+        // of the seam's wall clock moves what the timerfd waits for too: armed at the engine's
+        // reading, a deadline stepped back into the machine's past would expire at every pass,
+        // and the loop would spin until the engine's clock reached it.
+        let offsets = self.clockSource.clockOffsets
         if self.armedWall != .some(wall) {
-            let rc = self.wall.arm(at: wall)
+            let rc = self.wall.arm(at: wall.map { Self.machineReading($0, offset: offsets.wall) })
             guard rc == 0 else { return rc }
             self.armedWall = .some(wall)
         }
         if self.armedContinuous != .some(continuous) {
-            let rc = self.continuous.arm(at: continuous)
+            let rc = self.continuous.arm(at: continuous.map { Self.machineReading($0, offset: offsets.continuous) })
             guard rc == 0 else { return rc }
             self.armedContinuous = .some(continuous)
         }
         return 0
+    }
+
+    /// `deadline` on the engine's clock, read on the machine's (saturating).
+    private static func machineReading(_ deadline: Int64, offset: Int64) -> Int64 {
+        let (reading, overflow) = deadline.subtractingReportingOverflow(offset)
+        guard overflow else { return reading }
+        return offset > 0 ? .min : .max
     }
 
     /// Makes the loop act at its next pass as if the wall clock had been stepped or the machine

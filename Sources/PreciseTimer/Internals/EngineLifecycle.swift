@@ -7,7 +7,8 @@
 /// thread as it starts its loop, a caller's loop thread as it runs a callback of the service.
 /// Until then, no stop touches a caller's base from outside a callback.
 package struct EngineLifecycle: Equatable {
-    /// A thread, by `pthread_self()`'s bit pattern.
+    /// A thread, by a number no other thread of the process ever has (the engine's
+    /// `ThreadIdentity`; a `pthread_t` is reused once its thread has exited).
     package typealias Thread = UInt
 
     package enum State: Equatable {

@@ -56,6 +56,12 @@ final class EventFDWaker: TimerDriver, @unchecked Sendable {
         self.continuousOffset.add(continuous, ordering: .relaxed)
     }
 
+    /// How far the engine's wall and continuous clocks read beyond the machine's (0 outside
+    /// tests): a timerfd, which counts on the machine's clock, is armed this much earlier.
+    var clockOffsets: (wall: Int64, continuous: Int64) {
+        (self.wallClockOffset.load(ordering: .relaxed), self.continuousOffset.load(ordering: .relaxed))
+    }
+
     func wake() {
         self.rung.store(true, ordering: .releasing)
         // Cannot fail short of a closed fd: the counter would need 2^64 unread wake-ups.

@@ -51,22 +51,24 @@ extension LibeventBase {
     /// with a fatal callback set) instead of returning an error.
     static let descriptorsNeeded = 4
 
-    /// Makes sure ``descriptorsNeeded`` descriptors are free before libevent needs them, so
-    /// running out is a typed ``PreciseTimerError/Code/systemFailure`` (`EMFILE`) here, never
-    /// libevent's `exit`. The check cannot be made atomic with libevent's own `socketpair`:
-    /// another thread that takes the last descriptors in the microseconds between them still
-    /// makes libevent end the process (see the README's "Limits").
-    static func reserveDescriptors(like fd: Int32) throws(PreciseTimerError) {
+    /// Holds ``descriptorsNeeded`` free slots of the process's table (duplicates of `fd`), so
+    /// that running out is a typed ``PreciseTimerError/Code/systemFailure`` (`EMFILE`) here,
+    /// never libevent's `exit`. ``PrivateTableBuild`` makes libevent's descriptors land on them.
+    ///
+    /// - Returns: The reserved descriptors, the caller's to close or replace.
+    static func reserveDescriptors(like fd: Int32) throws(PreciseTimerError) -> [Int32] {
         var reserved: [Int32] = []
-        defer { for descriptor in reserved { close(descriptor) } }
         for _ in 0..<Self.descriptorsNeeded {
             let descriptor = fcntl(fd, F_DUPFD_CLOEXEC, 0)
             guard descriptor >= 0 else {
-                throw PreciseTimerError(
+                let error = PreciseTimerError(
                     .systemFailure, value: "\(Self.descriptorsNeeded) free file descriptors for libevent",
                     function: "fcntl(F_DUPFD_CLOEXEC)", returnCode: descriptor, errno: Glibc.errno)
+                for descriptor in reserved { close(descriptor) }
+                throw error
             }
             reserved.append(descriptor)
         }
+        return reserved
     }
 }

@@ -38,7 +38,8 @@ extension LibeventEngine {
 
     /// The own loop thread's life: name itself, run the loop until it breaks, free libevent.
     private func runLoop(name: String, slack: Int64?) {
-        if self.lifecycle.withLock({ $0.loopStarts(on: UInt(pthread_self())) }) {
+        let thread = ThreadIdentity.current
+        if self.lifecycle.withLock({ $0.loopStarts(on: thread) }) {
             _ = pthread_setname_np(pthread_self(), name)
             if let slack { _ = CLibevent_set_timer_slack(UInt(slack)) }
             do {

@@ -55,10 +55,9 @@ final class LibeventEngine: @unchecked Sendable {
         self.spinMargin = configuration.spinMargin.timerNanoseconds ?? 0
         self.ownsBase = true
         self.lifecycle = SemaphoreGuarded(EngineLifecycle(ownsBase: true))
-        try LibeventBase.reserveDescriptors(like: waker.fd)
-        let base = try LibeventBase.makePrecise()
+        let base = try PrivateTableBuild.makePreciseBase(like: waker.fd)
         do {
-            self.clocks = try EngineClocks()
+            self.clocks = try EngineClocks(clockSource: waker)
         } catch {
             base.free()
             throw error
@@ -93,7 +92,7 @@ final class LibeventEngine: @unchecked Sendable {
         self.spinMargin = configuration.spinMargin.timerNanoseconds ?? 0
         self.ownsBase = false
         self.lifecycle = SemaphoreGuarded(EngineLifecycle(ownsBase: false))
-        self.clocks = try EngineClocks()
+        self.clocks = try EngineClocks(clockSource: waker)
         self.alarm = LibeventEvent.allocate()
         self.doorbell = LibeventEvent.allocate()
         do {
@@ -150,7 +149,8 @@ final class LibeventEngine: @unchecked Sendable {
     }
 
     private func stop(waiting: Bool) {
-        let action = self.lifecycle.withLock { $0.stop(on: UInt(pthread_self())) }
+        let thread = ThreadIdentity.current
+        let action = self.lifecycle.withLock { $0.stop(on: thread) }
         switch action {
         case .detachNow:
             self.detach()
@@ -196,8 +196,9 @@ final class LibeventEngine: @unchecked Sendable {
 
     /// Every callback of the service runs `body` through the lifecycle.
     func callback(_ body: () -> Void) {
+        let thread = ThreadIdentity.current
         let action = self.lifecycle.withLock {
-            $0.callbackBegins(on: UInt(pthread_self()), inherited: self.core.isInherited)
+            $0.callbackBegins(on: thread, inherited: self.core.isInherited)
         }
         switch action {
         case .run:
