@@ -7,6 +7,37 @@ import Synchronization
 ///
 /// It knows nothing of libevent; its ``TimerDriver`` tells it the time and is rung when the
 /// loop must look at the heap again. The services wrap it and add their engine's lifecycle.
+///
+/// ## Ground rules
+///
+/// Who may touch what, and under which lock. Each type repeats its own part beside its fields.
+///
+/// - **A shard's semaphore** (``TimerShard``, a ``SemaphoreGuarded``) guards its ``ShardState``
+///   (table, heap, due run, bound timers and their deadline heaps, era, end) and every `var` of
+///   the ``TimerNode``s and ``ClockBinding``s registered in it. A node's `let`s (policy,
+///   interval, queue, clock, schedule) are read without it.
+/// - **No user code and no blocking call under a semaphore.** Handlers run after the lock is
+///   released; a handler, a captured value or a `WallClockSchedule` that ends is released
+///   outside it (transitions return what to release: ``ShardState/Swept``, stored handlers,
+///   nodes); a schedule is asked on the driving thread with no lock held, and its answer is
+///   committed under the lock only if the timer's epoch still matches (a cancel, pause or
+///   reschedule in between wins), as a queue hop begins its call.
+/// - **The loop's view** (``LoopHeads``, the `now` a pass keeps) belongs to whatever drives the
+///   core, one ``runDue(notAfter:)`` (or a handler it calls) at a time: the loop thread, the
+///   alarm's serial queue, or a virtual `advance`. Other threads tell it about an earlier timer
+///   through ``dirty`` and ``sleepsUntil`` (Dekker-style, sequentially consistent: see
+///   ``wakeLoop(for:deadline:)``), never by writing the view.
+/// - **References.** A shard's ``TimerTable`` owns one reference to each registered node
+///   (`Unmanaged`, +1 at insert, released at removal); heap entries and the due run hold nodes
+///   unretained (a node is in the heap only while registered); a ``ShardState/Fire`` holds a
+///   strong reference, so a node taken for a call outlives its removal from the table. The
+///   deadline heaps of bound timers name nodes by identity only, so they keep nothing alive.
+/// - **Counters.** ``sequence`` gives scheduling order, generations and generated IDs (never
+///   reused); a node's `epoch` invalidates fires already taken; the shard's `era` ends every
+///   node swapped out by `cancelAll` or `close` at once; ``boundVersion`` tells an engine its
+///   timerfds need re-arming; ``inFlight`` counts queue hops whose call has begun.
+/// - **Release exactly once.** A ``ShardState/Swept`` cannot be copied and is consumed by its
+///   `release`; a stored handler is moved out of its node (never copied under the lock).
 package final class TimerCore: Sendable {
     /// How many handlers one ``runDue()`` call runs before giving the loop back (so a wake-up,
     /// a shutdown or I/O on the same base is not starved by a storm of due timers).
