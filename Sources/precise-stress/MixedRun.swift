@@ -63,7 +63,7 @@ struct MixedRun {
                         ) {
                             tick in
                             probe.record.call {
-                                if tick.count >= stopAfter, timers.cancel(tick) {
+                                if tick.count >= stopAfter, timers.cancel(tick.handle) {
                                     probe.record.cancelsReturningTrue.add(1, ordering: .sequentiallyConsistent)
                                 }
                             }

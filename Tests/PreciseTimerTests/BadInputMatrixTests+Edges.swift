@@ -50,14 +50,15 @@ extension BadInputMatrixTests {
         defer { timers.shutdown() }
         let fired = Recorder<TimerID>()
         try timers.schedule(id: "once", after: .zero) { fired.append($0.id) }
-        let generated = try timers.schedule(after: .zero) { fired.append($0.id) }
+        let generatedHandle = try timers.scheduleTimer(.after(.zero)) { fired.append($0.id) }
+        let generated = generatedHandle.id
         let task = timers.execTask({ fired.append("task") }, start: 0, interval: 0, repeats: false, async: false)
         #expect(task != nil)
         await fired.wait(forCount: 3)
         #expect(await fired.wait(timeout: .seconds(5)) { _ in timers.scheduledIDs.isEmpty })
         #expect(!timers.cancel("once"))
         #expect(!timers.cancel(generated))
-        #expect(!generated.token(on: timers).cancel())
+        #expect(!generatedHandle.token(on: timers).cancel())
         timers.cancelTask(task)
         #expect(!timers.isScheduled("once"))
         try timers.schedule(id: "once", after: .seconds(60)) { _ in }
@@ -71,8 +72,9 @@ extension BadInputMatrixTests {
         arguments: Implementation.untimed)
     func afterShutdown(_ implementation: Implementation) throws {
         let timers = try implementation.make()
-        let id = try timers.schedule(id: "named", after: .seconds(60)) { _ in }
-        let token = id.token(on: timers)
+        let handle = try timers.scheduleTimer(.after(.seconds(60)), id: "named") { _ in }
+        let id = handle.id
+        let token = handle.token(on: timers)
         timers.shutdown()
         timers.shutdown()
         let target = Canary()

@@ -114,24 +114,24 @@ extension ControlConformanceTests {
     }
 
     @Test(
-        "cancel(tick) and tokens end exactly their own timer, never a newer one under a reused ID",
+        "cancel(tick.handle) and tokens end exactly their own timer, never a newer one under a reused ID",
         arguments: Implementation.allCases)
     func generations(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
         let first = Recorder<Tick>()
-        try timers.scheduleRepeating(id: "reused", every: .milliseconds(5)) { first.append($0) }
-        let oldToken = TimerID("reused").token(on: timers)
+        let oldToken = try timers.scheduleTimer(.every(.milliseconds(5)), id: "reused") { first.append($0) }
+            .token(on: timers)
         let oldTick = try #require(await first.wait(forCount: 1).first)
         #expect(timers.cancel("reused"))
         let second = Recorder<Tick>()
         try timers.scheduleRepeating(id: "reused", every: .milliseconds(5)) { second.append($0) }
-        #expect(timers.generation(of: "reused") != oldTick.generation)
-        #expect(!timers.cancel(oldTick), "a stale tick cancelled the newer timer")
+        #expect(timers.coreGeneration(of: "reused") != oldTick.generation)
+        #expect(!timers.cancel(oldTick.handle), "a stale tick cancelled the newer timer")
         #expect(!oldToken.cancel(), "a stale token cancelled the newer timer")
         #expect(timers.isScheduled("reused"))
         let newTick = try #require(await second.wait(forCount: 1).first)
-        #expect(timers.cancel(newTick))
+        #expect(timers.cancel(newTick.handle))
         #expect(!timers.isScheduled("reused"))
     }
 

@@ -109,8 +109,8 @@ private final class IDReusingService: TimerService {
     func resume(_ id: TimerID) -> Bool { self.inner.resume(id) }
     func isPaused(_ id: TimerID) -> Bool { self.inner.isPaused(id) }
     func cancel(_ id: TimerID) -> Bool { self.inner.cancel(id) }
-    func cancel(_ id: TimerID, generation: UInt64) -> Bool { self.inner.cancel(id, generation: generation) }
-    func generation(of id: TimerID) -> UInt64? { self.inner.generation(of: id) }
+    func cancel(_ handle: TimerHandle) -> Bool { self.inner.cancel(handle) }
+    func generation(of id: TimerID) -> UInt64? { self.inner.coreGeneration(of: id) }
     func cancelAll() { self.inner.cancelAll() }
     func isScheduled(_ id: TimerID) -> Bool { self.inner.isScheduled(id) }
     var scheduledIDs: [TimerID] { self.inner.scheduledIDs }

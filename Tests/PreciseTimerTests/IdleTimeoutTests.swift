@@ -12,11 +12,11 @@ struct IdleTimeoutTests {
         defer { timers.shutdown() }
         let before = timers.now
         #expect(try timers.scheduleOrReschedule(id: "session", after: .seconds(30)) { _ in })
-        let generation = try #require(timers.generation(of: "session"))
+        let generation = try #require(timers.coreGeneration(of: "session"))
         let first = try #require(timers.deadline(of: "session"))
         #expect(first >= before.advanced(by: .seconds(30)))
         #expect(try !timers.scheduleOrReschedule(id: "session", after: .seconds(60)) { _ in })
-        #expect(timers.generation(of: "session") == generation, "moved, not replaced")
+        #expect(timers.coreGeneration(of: "session") == generation, "moved, not replaced")
         let moved = try #require(timers.deadline(of: "session"))
         #expect(moved >= first.advanced(by: .seconds(30)))
         #expect(timers.scheduledCount == 1)

@@ -18,7 +18,7 @@ struct LifetimeTests {
     final class TokenOwner: Sendable {
         let token: TimerToken
         init(timers: any TimerService, calls: Recorder<UInt64>) throws {
-            self.token = try timers.scheduleRepeating(every: .milliseconds(1)) { tick in calls.append(tick.count) }
+            self.token = try timers.scheduleTimer(.every(.milliseconds(1))) { tick in calls.append(tick.count) }
                 .token(on: timers)
         }
     }
@@ -123,7 +123,7 @@ struct LifetimeTests {
     @Test("a token outliving its service does nothing; cancel() is idempotent", arguments: Implementation.allCases)
     func tokenOutlivesService(_ implementation: Implementation) throws {
         var timers: (any TimerService)? = try implementation.make()
-        let token = try timers!.schedule(after: .seconds(60)) { _ in }.token(on: timers!)
+        let token = try timers!.scheduleTimer(.after(.seconds(60))) { _ in }.token(on: timers!)
         #expect(token.cancel())
         #expect(!token.cancel())
         timers = nil
@@ -137,7 +137,7 @@ struct LifetimeTests {
         let timers = try implementation.make()
         defer { timers.shutdown() }
         try timers.schedule(id: "taken", after: .seconds(60)) { _ in }
-        let victim = try timers.schedule(after: .seconds(60)) { _ in }
+        let victim = try timers.scheduleTimer(.after(.seconds(60))) { _ in }
         let outcome = Recorder<String>()
         detachThread {
             do {
@@ -152,7 +152,7 @@ struct LifetimeTests {
             }
         }
         #expect(await outcome.wait(forCount: 1, timeout: .seconds(5)) == ["duplicateID"], "deadlocked or not refused")
-        #expect(!timers.isScheduled(victim))
+        #expect(!timers.isScheduled(victim.id))
     }
 
     @Test("a one-shot that never fired is released by shutdown", arguments: Implementation.allCases)

@@ -105,7 +105,7 @@ extension Contestant {
         do {
             try schedule(timers, first) { tick in
                 if recorder.record(firedAt: clock(), missed: tick.missed, first: first, interval: interval) {
-                    timers.cancel(tick)
+                    timers.cancel(tick.handle)
                 }
             }
         } catch {

@@ -88,14 +88,15 @@ extension TimerCoreService {
         return self.core.cancel(id)
     }
 
-    /// Cancels exactly one timer. See ``TimerService/cancel(_:generation:)``.
+    /// Cancels exactly one timer. See ``TimerService/cancel(_:)-(TimerHandle)``.
     @discardableResult
-    public func cancel(_ id: TimerID, generation: UInt64) -> Bool {
+    public func cancel(_ handle: TimerHandle) -> Bool {
         guard !self.core.isInherited else { return false }
-        return self.core.cancel(id, generation: generation)
+        return self.core.cancel(handle.id, generation: handle.generation)
     }
 
     /// The generation of the timer under `id`. See ``TimerService/generation(of:)``.
+    @available(*, deprecated, message: "Keep the TimerHandle that scheduleTimer returns (or a tick's handle)")
     public func generation(of id: TimerID) -> UInt64? {
         guard !self.core.isInherited else { return nil }
         return self.core.generation(of: id)

@@ -17,7 +17,7 @@ extension TimerService {
     ///   ``PreciseTimerError/Code/shutDown``; nothing is registered then.
     @discardableResult
     public func schedule(
-        id: TimerID?, after delay: Duration, options: TimerOptions,
+        id: TimerID? = nil, after delay: Duration, options: TimerOptions = .init(),
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.scheduleTimer(.after(delay), id: id, options: options, handler).id
@@ -32,7 +32,7 @@ extension TimerService {
     ///   ``TimerService/schedule(id:after:options:_:)``.
     @discardableResult
     public func schedule(
-        id: TimerID?, at deadline: MonotonicInstant, options: TimerOptions,
+        id: TimerID? = nil, at deadline: MonotonicInstant, options: TimerOptions = .init(),
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.scheduleTimer(.at(deadline), id: id, options: options, handler).id
@@ -53,8 +53,8 @@ extension TimerService {
     ///   ``PreciseTimerError/Code/duplicateID`` or ``PreciseTimerError/Code/shutDown``.
     @discardableResult
     public func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAfter delay: Duration?,
-        options: TimerOptions,
+        id: TimerID? = nil, every interval: Duration, startingAfter delay: Duration? = nil,
+        options: TimerOptions = .init(),
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.scheduleTimer(.every(interval, startingAfter: delay), id: id, options: options, handler).id
@@ -70,8 +70,8 @@ extension TimerService {
     ///   ``TimerService/maximumDuration`` from now.
     @discardableResult
     public func scheduleRepeating(
-        id: TimerID?, every interval: Duration, startingAt start: MonotonicInstant,
-        options: TimerOptions,
+        id: TimerID? = nil, every interval: Duration, startingAt start: MonotonicInstant,
+        options: TimerOptions = .init(),
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.scheduleTimer(.every(interval, startingAt: start), id: id, options: options, handler).id
@@ -83,15 +83,6 @@ extension TimerService {
         _ trigger: TimerTrigger, id: TimerID? = nil, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerHandle {
         try self.scheduleTimer(trigger, id: id, options: TimerOptions(), handler)
-    }
-
-    /// Cancels exactly the timer `handle` names (``cancel(_:generation:)``): a newer timer that
-    /// reused its ID is left alone.
-    ///
-    /// - Returns: `true` if that very timer was scheduled and is now cancelled.
-    @discardableResult
-    public func cancel(_ handle: TimerHandle) -> Bool {
-        self.cancel(handle.id, generation: handle.generation)
     }
 
     /// Schedules a one-shot timer that fires when the wall clock (``wallClockNow``) reaches

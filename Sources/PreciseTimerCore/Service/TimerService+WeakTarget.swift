@@ -73,7 +73,7 @@ extension TimerService {
         // through its own registry until the target died.
         return try self.scheduleTimer(trigger, id: id, options: options) { [weak self] tick in
             guard let target = weakTarget.value else {
-                self?.cancel(tick)
+                self?.cancel(tick.handle)
                 return
             }
             action(target, tick)

@@ -131,15 +131,20 @@ public protocol TimerService: AnyObject, Sendable {
     /// - Returns: `true` if a timer with this ID was scheduled.
     @discardableResult func cancel(_ id: TimerID) -> Bool
 
-    /// Cancels the timer with this ID only if it is the one scheduled as `generation` (see
-    /// ``Tick/generation``): after an explicit ID was cancelled and reused, a stale handle never
-    /// ends the newer timer. Same guarantees as ``cancel(_:)``.
+    /// Cancels exactly the timer `handle` names (the one ``scheduleTimer(_:id:options:_:)``
+    /// returned, or a tick's ``Tick/handle``): after an explicit ID was cancelled and reused, a
+    /// stale handle never ends the newer timer. Same guarantees as ``cancel(_:)-(TimerID)``.
     ///
     /// - Returns: `true` if that very timer was scheduled and is now cancelled.
-    @discardableResult func cancel(_ id: TimerID, generation: UInt64) -> Bool
+    @discardableResult func cancel(_ handle: TimerHandle) -> Bool
 
     /// The generation of the timer now scheduled under `id`, or `nil` when there is none.
     /// Every timer a service schedules gets a generation never used before by that service.
+    @available(
+        *, deprecated,
+        message:
+            "Keep the TimerHandle that scheduleTimer returns (or a tick's handle): read back, the generation may already be a newer timer's"
+    )
     func generation(of id: TimerID) -> UInt64?
 
     /// Cancels every scheduled timer, with ``cancel(_:)``'s guarantees for each. The service

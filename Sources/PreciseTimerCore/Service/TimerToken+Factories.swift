@@ -3,6 +3,7 @@ extension TimerID {
     /// ``TimerToken`` (and prefer ``TimerHandle/token(on:)``, which names one timer for sure).
     ///
     /// - Parameter service: The service that scheduled the timer (held weakly).
+    @available(*, deprecated, message: "Use the TimerHandle that scheduleTimer returns: handle.token(on:)")
     public func token(on service: any TimerService) -> TimerToken {
         TimerToken(id: self, service: service)
     }

@@ -43,6 +43,7 @@ public final class TimerToken: Sendable {
 
     /// Creates a token for the timer now scheduled under `id` on `service` (its generation is
     /// looked up now; prefer ``init(_:service:)`` with the handle the timer was scheduled with).
+    @available(*, deprecated, message: "Use TimerToken(_:service:) with the TimerHandle that scheduleTimer returns")
     public init(id: TimerID, service: any TimerService) {
         self.id = id
         self.generation = service.generation(of: id)
@@ -58,6 +59,6 @@ public final class TimerToken: Sendable {
     @discardableResult
     public func cancel() -> Bool {
         guard let generation = self.generation, let service = self.service else { return false }
-        return service.cancel(self.id, generation: generation)
+        return service.cancel(TimerHandle(id: self.id, generation: generation))
     }
 }

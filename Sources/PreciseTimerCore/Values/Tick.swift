@@ -40,6 +40,11 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
         self.wallClockDeadline = wallClockDeadline
     }
 
+    /// The identity of the timer that produced this tick: ``TimerService/cancel(_:)-(TimerHandle)``
+    /// with it ends exactly that timer, never a later one that reused its explicit ID (a handler
+    /// that cancels itself: `timers.cancel(tick.handle)`).
+    public var handle: TimerHandle { TimerHandle(id: self.id, generation: self.generation) }
+
     /// `firedAt - scheduledAt`: how late the handler was called. Never negative, because no
     /// timer fires before its deadline.
     public var lateness: Duration { max(.zero, self.firedAt - self.scheduledAt) }

@@ -34,3 +34,12 @@ enum Bounds {
     static let lateness: Duration = .milliseconds(500)
     static let quiet: Duration = .milliseconds(60)
 }
+
+extension TimerService {
+    /// The generation of the timer now under `id`, read from the service's core: tests check that
+    /// a move keeps the same timer. Users keep the ``TimerHandle`` instead (reading it back is a
+    /// race a one-shot's reuse of its ID can win), which is why the public spelling is deprecated.
+    func coreGeneration(of id: TimerID) -> UInt64? {
+        (self as? any TimerCoreService)?.core.generation(of: id)
+    }
+}
