@@ -91,6 +91,9 @@ struct DaemonCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Before anything else: a SIGTERM that comes while the daemon opens its sessions (before
+        // the group below listens) is held and handed to the group, not the default action.
+        EarlySignals.hold()
         let level = Logger.Level(rawValue: self.logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
