@@ -10,6 +10,7 @@ import Synchronization
 /// import PreciseTimerServiceLifecycle
 /// import ServiceLifecycle
 ///
+/// EarlySignals.hold()                            // first thing in main: see EarlySignals
 /// let timers = try PreciseTimer()
 /// let group = ServiceGroup(
 ///     services: [timers, sessions, server],      // timers first: they stop last
