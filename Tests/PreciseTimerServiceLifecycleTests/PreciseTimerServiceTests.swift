@@ -267,7 +267,7 @@ struct PreciseTimerServiceTests {
         try await run.value
     }
 
-    @Test("issue 21 defect 11 (guard): a graceful shutdown requested at any moment of a group's start ends it, 300 times")
+    @Test("issue 21 defect 11 (guard): a graceful shutdown asked for at any moment of a group's start ends it")
     func gracefulShutdownDuringStart() async throws {
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         for index in 0..<300 {
