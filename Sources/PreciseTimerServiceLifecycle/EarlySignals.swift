@@ -53,7 +53,7 @@ public enum EarlySignals {
             var current = sigaction()
             guard sigaction(signal, nil, &current) == 0, isDefault(current) else { continue }
             var action = sigaction()
-            setHandler(&action, holdSignal)
+            setHandler(&action, holdingHandler)
             sigemptyset(&action.sa_mask)
             action.sa_flags = SA_RESTART
             sigaction(signal, &action, nil)
@@ -93,6 +93,7 @@ private func holdSignal(_ signal: Int32) {
     caughtSignals.bitwiseOr(bit(signal), ordering: .sequentiallyConsistent)
 }
 
+/// The one C pointer to `holdSignal`, installed and compared by identity.
 private let holdingHandler: @convention(c) (Int32) -> Void = holdSignal
 
 #if canImport(Darwin)

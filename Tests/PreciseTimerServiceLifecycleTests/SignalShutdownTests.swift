@@ -1,6 +1,8 @@
 import Glibc
 import PreciseTimer
+import PreciseTimerServiceLifecycle
 import PreciseTimerTesting
+import Synchronization
 import Testing
 
 /// Issue 21, defect 11: a daemon stopped by SIGTERM at any moment of its start stops gracefully.
@@ -47,6 +49,55 @@ struct SignalShutdownTests {
             \(failures.prefix(10).map { "\($0.outcome) after \($0.delay)" })
             """)
     }
+}
+
+/// Issue 21, defect 11: the hold and the hand-over, in this process, on SIGUSR2 (which nothing
+/// else here uses).
+@Suite("EarlySignals")
+struct EarlySignalsTests {
+    @Test("a held signal waits while nobody listens, and reaches the handler that replaces the hold, once")
+    func holdThenDeliver() async throws {
+        EarlySignals.hold([SIGUSR2])
+        // Process-directed, as a supervisor's signal is (this thread blocks every signal).
+        kill(getpid(), SIGUSR2)  // Held: the default action would end the test process.
+        for _ in 0..<20 {
+            EarlySignals.deliverHeld()  // Nobody listens yet: it stays held.
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(usr2Received.load(ordering: .sequentiallyConsistent) == 0)
+
+        var listener = sigaction()
+        listener.__sigaction_handler.sa_handler = recordUSR2
+        sigemptyset(&listener.sa_mask)
+        sigaction(SIGUSR2, &listener, nil)
+        defer { signal(SIGUSR2, SIG_DFL) }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while usr2Received.load(ordering: .sequentiallyConsistent) == 0, ContinuousClock.now < deadline {
+            EarlySignals.deliverHeld()
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(usr2Received.load(ordering: .sequentiallyConsistent) == 1)
+        for _ in 0..<20 {
+            EarlySignals.deliverHeld()  // Delivered once only.
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(usr2Received.load(ordering: .sequentiallyConsistent) == 1)
+
+        // A signal the program handles already is not taken over.
+        EarlySignals.hold([SIGUSR2])
+        kill(getpid(), SIGUSR2)
+        let second = ContinuousClock.now + .seconds(30)
+        while usr2Received.load(ordering: .sequentiallyConsistent) == 1, ContinuousClock.now < second {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(usr2Received.load(ordering: .sequentiallyConsistent) == 2)
+    }
+}
+
+private let usr2Received = Atomic<Int>(0)
+
+private let recordUSR2: @convention(c) (Int32) -> Void = { _ in
+    usr2Received.add(1, ordering: .sequentiallyConsistent)
 }
 
 /// One spawn of the probe.
