@@ -167,7 +167,7 @@ struct ProbeRun: Sendable {
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), nil]
         defer { argv.forEach { free($0) } }
-        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        let spawned = childEnvironment.withPointers { posix_spawn(&pid, path, &actions, &attributes, argv, $0) }
         close(pipeEnds[1])
         guard spawned == 0 else {
             return ProbeRun(delay: delay, outcome: .notStarted("posix_spawn: \(spawned)"))
@@ -187,6 +187,22 @@ struct ProbeRun: Sendable {
         _ = reap(pid, within: .seconds(60))
         return ProbeRun(delay: delay, outcome: .hung)
     }
+
+    /// This process's environment, with ThreadSanitizer's one-second sleep at exit turned off
+    /// (it would make the test last 50 s under `--sanitize=thread`; races are still reported).
+    private static let childEnvironment: Environment = {
+        var variables: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            variables.append(String(cString: entry))
+            index += 1
+        }
+        let name = "TSAN_OPTIONS="
+        let options = variables.first { $0.hasPrefix(name) }.map { String($0.dropFirst(name.count)) }
+        variables.removeAll { $0.hasPrefix(name) }
+        variables.append(name + [options, "atexit_sleep_ms=0"].compactMap { $0 }.joined(separator: ":"))
+        return Environment(variables)
+    }()
 
     /// Reads until the probe's `started` line, or end of file, or the timeout.
     private static func waitForStarted(_ descriptor: Int32, timeoutMilliseconds: Int32) -> Bool {
@@ -218,6 +234,20 @@ struct ProbeRun: Sendable {
             if ContinuousClock.now >= deadline { return nil }
             usleep(1_000)
         }
+    }
+}
+
+/// `KEY=value` strings kept as C strings for the life of the process, for `posix_spawn`.
+final class Environment: Sendable {
+    // Written once in init, then only read.
+    private nonisolated(unsafe) let pointers: [UnsafeMutablePointer<CChar>?]
+
+    init(_ variables: [String]) {
+        self.pointers = variables.map { strdup($0) } + [nil]
+    }
+
+    func withPointers<Result>(_ body: ([UnsafeMutablePointer<CChar>?]) -> Result) -> Result {
+        body(self.pointers)
     }
 }
 

@@ -90,10 +90,15 @@ struct DaemonCommand: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        // Before anything else: a SIGTERM that comes while the daemon opens its sessions (before
-        // the group below listens) is held and handed to the group, not the default action.
+    /// Holds SIGTERM and SIGINT before anything else, the parsing of the options included: one
+    /// that comes while the daemon starts (before its group listens) is handed to the group,
+    /// instead of killing the process (see `EarlySignals`).
+    static func main() async {
         EarlySignals.hold()
+        await Self.main(nil)
+    }
+
+    func run() async throws {
         let level = Logger.Level(rawValue: self.logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
