@@ -122,6 +122,18 @@ let package = Package(
             name: "precise-churn",
             dependencies: ["PreciseTimer"]
         ),
+        // Spawned by the lifecycle tests: a daemon of two timer services and a server stand-in,
+        // stopped by SIGTERM at random moments of its start.
+        .executableTarget(
+            name: "precise-daemon-probe",
+            dependencies: [
+                "PreciseTimer",
+                "PreciseTimerServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "PreciseTimerTests",
             // CLibevent: the caller's-base tests build and drive a base as a libevent daemon does.
@@ -151,6 +163,8 @@ let package = Package(
                 "PreciseTimer",
                 "PreciseTimerServiceLifecycle",
                 "PreciseTimerTesting",
+                // Not linked for its code: built so the SIGTERM test can spawn it.
+                "precise-daemon-probe",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -10,6 +10,7 @@ import Synchronization
 /// import PreciseTimerServiceLifecycle
 /// import ServiceLifecycle
 ///
+/// EarlySignals.hold()                            // first thing in main: see EarlySignals
 /// let timers = try PreciseTimer()
 /// let group = ServiceGroup(
 ///     services: [timers, sessions, server],      // timers first: they stop last
@@ -52,10 +53,16 @@ extension PreciseTimer: Service {
     /// No thread of Swift concurrency's cooperative pool waits meanwhile. It never throws: a
     /// `ServiceGroup` sees a service that finished when told to.
     ///
+    /// It first calls ``EarlySignals/deliverHeld()``: a shutdown signal that arrived while the
+    /// daemon started, held by ``EarlySignals/hold(_:)``, reaches the group now.
+    ///
     /// A service shut down directly (``/PreciseTimerCore/TimerService/shutdown()``, from anywhere, or ended by a
     /// libevent failure) makes `run()` return too, after the same wait for handlers: to a
     /// `ServiceGroup` that is a service that ended on its own, which by default ends the group.
     public func run() async {
+        // The group listens for its signals before it starts a service: hand it those that came
+        // earlier, while the daemon started (see EarlySignals).
+        EarlySignals.deliverHeld()
         await ShutdownSignal.wait(for: self)
         let gracePeriod = self.configuration.shutdownGracePeriod
         if await !self.shutdown(gracePeriod: gracePeriod) {

@@ -21,8 +21,10 @@ import PreciseTimerCore
 ///
 /// Time never moves by itself, not even for a `.zero` delay: `advance(by: .zero)` fires what is
 /// due now. Handlers may schedule, reschedule and cancel timers (a timer they schedule for a
-/// deadline within the advance fires in the same advance), but must not call ``advance(by:)``:
-/// that is a misuse and traps. ``TimerExecutor/queue(_:)`` handlers run on their queue, and
+/// deadline within the advance fires in the same advance), step the wall clock with
+/// ``setWallClock(to:)`` and suspend with ``suspend(for:)`` (what that makes due fires in the same
+/// advance, after the handler returns), but must not call ``advance(by:)``: that is a misuse and
+/// traps. ``TimerExecutor/queue(_:)`` handlers run on their queue, and
 /// `advance` waits for each (so never advance from that queue). ``TimerClock`` and
 /// ``TickSequence`` work on it: a `sleep` resumes when `advance` passes its deadline.
 ///
@@ -69,10 +71,17 @@ public final class TestTimerService: TimerCoreService {
     /// fire here, before it returns (as ``advance(by:)`` with `.zero` would), and the ones it
     /// moved away wait for the wall clock to reach them again. An occurrence already fired never
     /// fires again, even when the step goes back over it.
+    ///
+    /// It cannot fail, and may be called from a handler: the step is made at once, and the timers
+    /// it made due fire in the advance that runs the handler, after the handler returns (as a
+    /// timer the handler schedules for now would). Any instant reads back exactly from
+    /// ``/PreciseTimerCore/TimerService/wallClockNow``, `Int64.min` and `Int64.max` nanoseconds
+    /// included; as time goes on from near an end, the wall clock stops at that end rather than
+    /// wrapping to the other.
     public func setWallClock(to instant: WallClockInstant) {
         self.clock.setWallClock(instant.nanosecondsSinceEpoch)
         self.core.rebase()
-        try? self.advance(by: .zero)
+        self.fireWhatBecameDue()
     }
 
     /// Suspends the virtual machine for `duration`: the wall and continuous clocks move, the
@@ -81,16 +90,35 @@ public final class TestTimerService: TimerCoreService {
     /// deadlines passed while asleep, with their missed occurrences or periods per their
     /// ``MissedTickPolicy``. ``TimerOptions/ClockKind/suspending`` timers do not move.
     ///
-    /// Like ``setWallClock(to:)``, it cannot fail: a machine cannot sleep for less than nothing,
-    /// so a negative duration suspends for no time at all, and one beyond
-    /// ``TimerService/maximumDuration`` for that long.
+    /// Like ``setWallClock(to:)``, it cannot fail, and may be called from a handler (what the
+    /// suspend made due fires in the advance that runs the handler, after the handler returns): a
+    /// machine cannot sleep for less than nothing, so a negative duration suspends for no time at
+    /// all, and one beyond ``TimerService/maximumDuration`` for that long. A wall clock it carries
+    /// past `Int64.max` nanoseconds reads `Int64.max`.
     public func suspend(for duration: Duration) {
         let nanoseconds =
             (try? duration.validatedDelay(for: nil))
             ?? (duration < .zero ? 0 : TimerLimits.maximumNanoseconds)
         self.clock.suspend(nanoseconds)
         self.core.rebase()
-        try? self.advance(by: .zero)
+        self.fireWhatBecameDue()
+    }
+
+    /// Fires what a clock change made due, as `advance(by: .zero)` would, unless an advance is
+    /// running: the change then came from one of its handlers (or, misused, from another thread
+    /// during it), and that advance fires what is due before it returns.
+    private func fireWhatBecameDue() {
+        guard self.claimAdvance() else { return }
+        defer { self.advancing.withLock { $0 = false } }
+        self.runDue(to: self.clock.now())
+    }
+
+    /// Marks an advance as running; `false` if one already is.
+    private func claimAdvance() -> Bool {
+        self.advancing.withLock { advancing in
+            defer { advancing = true }
+            return !advancing
+        }
     }
 
     /// Moves time forward by `duration`, firing every timer due on the way at its deadline.
@@ -110,12 +138,14 @@ public final class TestTimerService: TimerCoreService {
     ///   ``TimerService/maximumDuration`` from now.
     public func advance(to instant: MonotonicInstant) throws(PreciseTimerError) {
         let target = try TimerRequest.validated(instant, now: self.clock.now(), id: nil)
-        let reentered = self.advancing.withLock { advancing in
-            defer { advancing = true }
-            return advancing
-        }
-        precondition(!reentered, "TestTimerService.advance called from a handler or from two threads at once")
+        let claimed = self.claimAdvance()
+        precondition(claimed, "TestTimerService.advance called from a handler or from two threads at once")
         defer { self.advancing.withLock { $0 = false } }
+        self.runDue(to: target)
+    }
+
+    /// The body of an advance: fires every timer due up to `target`, moving the clock there.
+    private func runDue(to target: Int64) {
         // Bounded by `target`: a handler that moves the clock (as if it ran long) cannot make the
         // advance chase its own clock forever.
         while true {

@@ -267,6 +267,24 @@ struct PreciseTimerServiceTests {
         try await run.value
     }
 
+    @Test("issue 21 defect 11 (guard): a graceful shutdown asked for at any moment of a group's start ends it")
+    func gracefulShutdownDuringStart() async throws {
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        for index in 0..<300 {
+            // The issue's shape: two timer services in one group, asked to stop before, while and
+            // after their run() begins.
+            let services = try (0..<2).map { _ in try PreciseTimer(configuration: .init(shutdownGracePeriod: .zero)) }
+            let group = ServiceGroup(
+                services: services, gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+            let running = Task { _ = try? await group.run() }
+            for _ in 0..<(index % 8) { await Task.yield() }
+            if index % 3 == 0 { try await Task.sleep(for: .microseconds(index % 400)) }
+            await group.triggerGracefulShutdown()
+            #expect(await finishes(running, within: .seconds(60)), "run \(index) missed its graceful shutdown")
+            #expect(services.allSatisfy { schedulingFailsWithShutDown($0) })
+        }
+    }
+
     @Test("In a ServiceGroup, timers listed first stop last: the daemon's services can still use them")
     func serviceGroupStopsInReverseOrder() async throws {
         let timers = try PreciseTimer()

@@ -65,6 +65,41 @@ struct TimerClockTests {
         #expect(outcome == .cancelled)
     }
 
+    @Test(
+        "issue 21 defect 10: a deadline however far in the past returns at once; beyond maximumDuration ahead throws",
+        arguments: Implementation.untimed)
+    func farPastDeadline(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let justBeyond = timers.now.advanced(by: .zero - TestTimerService.maximumDuration - .nanoseconds(1))
+        for deadline in [justBeyond, MonotonicInstant(nanoseconds: .min)] {
+            try await timers.clock.sleep(until: deadline)
+            try await timers.clock.sleep(until: deadline, tolerance: .seconds(1))
+            try await Task.sleep(until: deadline, tolerance: nil, clock: timers.clock)
+        }
+        #expect(clock.now - start < resumptionBound)
+        #expect(timers.scheduledCount == 0)
+        // A cancelled task still hears about it first, as for any past deadline.
+        let outcome = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await SleepOutcome { try await timers.clock.sleep(until: MonotonicInstant(nanoseconds: .min)) }
+        }.value
+        #expect(outcome == .cancelled)
+        // The future stays bounded.
+        for deadline in [
+            timers.now.advanced(by: TestTimerService.maximumDuration + .seconds(1)),
+            MonotonicInstant(nanoseconds: .max),
+        ] {
+            let error = await #expect(throws: PreciseTimerError.self) {
+                try await timers.clock.sleep(until: deadline)
+            }
+            #expect(error?.code == .invalidDelay)
+        }
+        #expect(timers.scheduledCount == 0)
+    }
+
     @Test("on virtual time a sleep resumes exactly when advance passes its deadline")
     func virtualSleep() async throws {
         let timers = TestTimerService()

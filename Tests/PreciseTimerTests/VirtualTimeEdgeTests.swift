@@ -1,10 +1,11 @@
+import Dispatch
 import PreciseTimer
 import PreciseTimerTesting
 import Testing
 
 /// Issue 14, defects 3 and 4: the virtual-time service at the ends of its clock, and
 /// `nextDeadline` / `advanceToNextDeadline` as tokio's `time::pause` and Go's `TestZeroTimer`
-/// use them.
+/// use them. Issue 21, defect 6: the clock seams from a handler, and the wall clock at its ends.
 @Suite("Virtual time: edges", .timeLimit(.minutes(1)))
 struct VirtualTimeEdgeTests {
     private let end = MonotonicInstant(nanoseconds: .max)
@@ -121,5 +122,77 @@ struct VirtualTimeEdgeTests {
         timers.suspend(for: .seconds(Int64.max))
         #expect(timers.wallClockNow.duration(to: wall) < .zero)
         #expect(calls.values.count == 1, "one call for the latest missed period (.skip), however long the sleep")
+    }
+
+    @Test(
+        "issue 21 defect 6: setWallClock(to:) from a handler steps the clock; what the step made due fires in the same advance",
+        arguments: [false, true])
+    func setWallClockFromAHandler(onQueue: Bool) throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let start = timers.wallClockNow
+        let queue = DispatchQueue(label: "VirtualTimeEdgeTests.step")
+        let options = TimerOptions(executor: onQueue ? .queue(queue) : .loop)
+        let fired = Recorder<String>()
+        try timers.schedule(id: "wall", atWallClock: start.advanced(by: .seconds(3600))) { _ in fired.append("wall") }
+        try timers.schedule(id: "step", after: .seconds(1), options: options) { _ in
+            timers.setWallClock(to: start.advanced(by: .seconds(7200)))
+            fired.append("stepped")
+        }
+        try timers.advance(by: .seconds(1))
+        #expect(fired.values == ["stepped", "wall"])
+        #expect(timers.wallClockNow == start.advanced(by: .seconds(7200)))
+        #expect(timers.scheduledCount == 0)
+    }
+
+    @Test(
+        "issue 21 defect 6: suspend(for:) from a handler suspends; what the suspend made due fires in the same advance",
+        arguments: [false, true])
+    func suspendFromAHandler(onQueue: Bool) throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let start = timers.now
+        let wall = timers.wallClockNow
+        let queue = DispatchQueue(label: "VirtualTimeEdgeTests.suspend")
+        let options = TimerOptions(executor: onQueue ? .queue(queue) : .loop)
+        let fired = Recorder<String>()
+        try timers.schedule(id: "continuous", after: .seconds(3600), options: .init(clock: .continuous)) { _ in
+            fired.append("continuous")
+        }
+        try timers.schedule(id: "suspending", after: .seconds(3600)) { _ in fired.append("suspending") }
+        try timers.schedule(id: "sleep", after: .seconds(1), options: options) { _ in
+            timers.suspend(for: .seconds(7200))
+            fired.append("slept")
+        }
+        try timers.advance(by: .seconds(1))
+        #expect(fired.values == ["slept", "continuous"])
+        #expect(timers.now == start.advanced(by: .seconds(1)), "the monotonic clock stands still while suspended")
+        #expect(timers.wallClockNow == wall.advanced(by: .seconds(7201)))
+        #expect(timers.isScheduled("suspending"))
+    }
+
+    @Test("issue 21 defect 6: a wall clock at either end of its range reads back what was set, then saturates there")
+    func wallClockAtTheEnds() throws {
+        let values: [Int64] = [.min, .min + 1, .min + 1_000_000_000, -1, 0, .max - 1_000_000_000, .max - 1, .max]
+        for value in values {
+            let instant = WallClockInstant(nanosecondsSinceEpoch: value)
+            let started = TestTimerService(wallClock: instant)
+            defer { started.shutdown() }
+            #expect(started.wallClockNow == instant, "started at \(value)")
+            let stepped = TestTimerService()
+            defer { stepped.shutdown() }
+            stepped.setWallClock(to: instant)
+            #expect(stepped.wallClockNow == instant, "stepped to \(value)")
+            // Time goes on from there: forward, and stopping at the end instead of wrapping.
+            try stepped.advance(by: .seconds(2))
+            let expected = value > .max - 2_000_000_000 ? Int64.max : value + 2_000_000_000
+            #expect(stepped.wallClockNow.nanosecondsSinceEpoch == expected, "2 s after \(value)")
+            stepped.suspend(for: .seconds(1))
+            let suspended = expected > .max - 1_000_000_000 ? Int64.max : expected + 1_000_000_000
+            #expect(stepped.wallClockNow.nanosecondsSinceEpoch == suspended, "suspended 1 s after \(value) + 2 s")
+            // A step away from an end is exact again.
+            stepped.setWallClock(to: TestTimerService.defaultWallClock)
+            #expect(stepped.wallClockNow == TestTimerService.defaultWallClock)
+        }
     }
 }

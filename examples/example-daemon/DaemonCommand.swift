@@ -90,6 +90,14 @@ struct DaemonCommand: AsyncParsableCommand {
         }
     }
 
+    /// Holds SIGTERM and SIGINT before anything else, the parsing of the options included: one
+    /// that comes while the daemon starts (before its group listens) is handed to the group,
+    /// instead of killing the process (see `EarlySignals`).
+    static func main() async {
+        EarlySignals.hold()
+        await Self.main(nil)
+    }
+
     func run() async throws {
         let level = Logger.Level(rawValue: self.logLevel) ?? .info
         LoggingSystem.bootstrap { label in

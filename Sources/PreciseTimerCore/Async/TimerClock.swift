@@ -17,8 +17,12 @@
 /// algorithms (debounce, throttle, timers of swift-async-algorithms) run on it.
 ///
 /// Rules of ``sleep(until:tolerance:)``:
-/// - A deadline that is not in the future returns at once, after a cancellation check, without
-///   touching the service.
+/// - A deadline that is not in the future, however far in the past (`Int64.min` nanoseconds
+///   included), returns at once, after a cancellation check, without touching the service: as
+///   Swift's own clocks, Go's `time.Sleep` and tokio's `sleep_until` do, so clock-generic code
+///   that computes a deadline long gone is not handed an error.
+/// - A deadline more than ``TimerService/maximumDuration`` in the future throws
+///   ``PreciseTimerError/Code/invalidDelay``: no service can keep it.
 /// - Otherwise it schedules a one-shot at `deadline` (a generated ID, on the service's thread)
 ///   and resumes the caller from its handler; it never returns before `deadline`.
 /// - Task cancellation cancels that one-shot at once (by its generation, so it can never end
@@ -54,22 +58,22 @@ public struct TimerClock: Clock, Sendable {
     /// Suspends the task until `deadline`.
     ///
     /// - Parameters:
-    ///   - deadline: When to resume. Not in the future: returns at once (after a cancellation
-    ///     check), unless it is more than ``TimerService/maximumDuration`` in the past.
+    ///   - deadline: When to resume. Not in the future, however far in the past: returns at once
+    ///     (after a cancellation check).
     ///   - tolerance: How late the sleep may end (see ``TimerOptions/tolerance``); `nil` or
     ///     `.zero`: at the deadline. Negative: ``PreciseTimerError/Code/invalidDelay``.
     /// - Throws: `CancellationError` as soon as the task is cancelled (the timer is cancelled
     ///   then); ``PreciseTimerError`` with ``PreciseTimerError/Code/shutDown`` when the service is
     ///   or gets shut down (or ``TimerService/cancelAll()`` withdraws the timer), and with
     ///   ``PreciseTimerError/Code/invalidDelay`` when `deadline` is more than
-    ///   ``TimerService/maximumDuration`` away, in the future or in the past.
+    ///   ``TimerService/maximumDuration`` in the future.
     public func sleep(until deadline: MonotonicInstant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         let now = self.service.now
-        // Past deadlines are checked like future ones: beyond `maximumDuration` either way is a
-        // value no service accepts (usually arithmetic gone wrong), not "now".
-        _ = try TimerRequest.validated(deadline, now: now.nanoseconds, id: nil)
+        // Checked after the past: any instant already passed has nothing left to wait for, however
+        // far back it lies.
         guard deadline > now else { return }
+        _ = try TimerRequest.validated(deadline, now: now.nanoseconds, id: nil)
         let sleeper = Sleeper(service: self.service)
         try await withTaskCancellationHandler {
             try await Sleeper.withContinuation { continuation in
