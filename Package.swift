@@ -5,6 +5,9 @@ let package = Package(
     name: "PreciseTimer",
     products: [
         .library(name: "PreciseTimer", targets: ["PreciseTimer"]),
+        // The protocol, the values and the registry without the engine: a library written against
+        // `TimerService` (or a test double) links no libevent. `PreciseTimer` re-exports it.
+        .library(name: "PreciseTimerCore", targets: ["PreciseTimerCore"]),
         .library(name: "PreciseTimerReference", targets: ["PreciseTimerReference"]),
         .library(name: "PreciseTimerTesting", targets: ["PreciseTimerTesting"]),
         // The seeds' GCD wrapper shape (`execTask` / `cancelTask`), for code ported from it.
