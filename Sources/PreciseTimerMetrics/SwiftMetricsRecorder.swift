@@ -21,6 +21,7 @@ import PreciseTimer
 /// | `precise_timer_missed_ticks_total` | `Counter` | Periods skipped (the sum of ``Tick/missed``) |
 /// | `precise_timer_pending` | `Meter` | Timers scheduled and not yet ended (paused ones included) |
 /// | `precise_timer_wakeups_total` | `Counter` | Loop passes that ran timers (tolerant timers share them) |
+/// | `precise_timer_broken_schedules_total` | `Counter` | Calendar timers ended because their schedule did not advance |
 /// | `precise_timer_lateness_seconds` | `CoreMetrics.Timer` | Each call's ``Tick/lateness`` |
 ///
 /// The lateness timer records nanoseconds, as every swift-metrics `Timer` does, and prefers
@@ -51,6 +52,8 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         public let wakeUps: String
         /// `<prefix>_lateness_seconds`.
         public let lateness: String
+        /// `<prefix>_broken_schedules_total`.
+        public let brokenSchedules: String
 
         /// The labels under `prefix`.
         ///
@@ -63,6 +66,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
             self.pending = prefix + "_pending"
             self.wakeUps = prefix + "_wakeups_total"
             self.lateness = prefix + "_lateness_seconds"
+            self.brokenSchedules = prefix + "_broken_schedules_total"
         }
     }
 
@@ -76,6 +80,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
     private let pending: Meter
     private let wakeUps: Counter
     private let lateness: CoreMetrics.Timer
+    private let brokenSchedules: Counter
 
     /// Creates the metrics, once, on `factory`.
     ///
@@ -97,6 +102,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         self.missedTicks = Counter(label: labels.missedTicks, dimensions: dimensions, factory: factory)
         self.pending = Meter(label: labels.pending, dimensions: dimensions, factory: factory)
         self.wakeUps = Counter(label: labels.wakeUps, dimensions: dimensions, factory: factory)
+        self.brokenSchedules = Counter(label: labels.brokenSchedules, dimensions: dimensions, factory: factory)
         self.lateness = CoreMetrics.Timer(
             label: labels.lateness, dimensions: dimensions, preferredDisplayUnit: .microseconds, factory: factory)
     }
@@ -111,6 +117,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         self.pending.destroy()
         self.wakeUps.destroy()
         self.lateness.destroy()
+        self.brokenSchedules.destroy()
     }
 
     // MARK: TimerMetricsRecorder
@@ -153,6 +160,12 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
     /// Counts a wake-up of the loop. See ``TimerMetricsRecorder/loopWokeUp()``.
     public func loopWokeUp() {
         self.wakeUps.increment()
+    }
+
+    /// Counts a calendar timer ended by a schedule that did not advance. See
+    /// ``TimerMetricsRecorder/timerScheduleBroke()``.
+    public func timerScheduleBroke() {
+        self.brokenSchedules.increment()
     }
 
     /// A schedule the registry refused after ``timerScheduled()`` (a duplicate ID, or a shutdown

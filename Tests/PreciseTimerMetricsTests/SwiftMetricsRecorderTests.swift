@@ -50,7 +50,8 @@ struct SwiftMetricsRecorderTests {
         #expect(recorder.labels.pending == "sessions_timer_pending")
         #expect(recorder.labels.lateness == "sessions_timer_lateness_seconds")
         #expect(recorder.labels.wakeUps == "sessions_timer_wakeups_total")
-        #expect(readings.metrics.counters.count == 5)
+        #expect(recorder.labels.brokenSchedules == "sessions_timer_broken_schedules_total")
+        #expect(readings.metrics.counters.count == 6)
         #expect(readings.metrics.meters.count == 1)
         #expect(readings.metrics.timers.count == 1)
         let lateness = try readings.metrics.expectTimer(recorder.labels.lateness, [("lane", "bulk")])
@@ -58,6 +59,31 @@ struct SwiftMetricsRecorderTests {
         #expect(readings.metrics.counters.allSatisfy { $0.dimensions.map(\.0) == ["lane"] })
         recorder.destroy()
         #expect(readings.metrics.counters.isEmpty && readings.metrics.meters.isEmpty && readings.metrics.timers.isEmpty)
+    }
+
+    @Test("a calendar timer whose schedule stops advancing is counted as broken and no longer pending")
+    func brokenSchedule() throws {
+        let (recorder, readings) = Self.recorder()
+        let service = TestTimerService(
+            instruments: TimerInstruments(logger: TimerInstruments.silentLogger, metrics: recorder, stallThreshold: nil)
+        )
+        defer { service.shutdown() }
+        let first = service.wallClockNow.advanced(by: .seconds(1))
+        try service.scheduleRepeating(id: "stuck", on: StuckSchedule(first: first)) { _ in }
+        #expect(try readings.pending == 1)
+        try service.advance(by: .seconds(5))
+        #expect(try readings.fired == 1)
+        #expect(try readings.counter(readings.labels.brokenSchedules) == 1)
+        #expect(try readings.pending == 0)
+    }
+
+    /// Answers `first`, then the instant it is asked about: a schedule that does not advance.
+    private struct StuckSchedule: WallClockSchedule {
+        let first: WallClockInstant
+
+        func next(after instant: WallClockInstant) -> WallClockInstant? {
+            instant < self.first ? self.first : instant
+        }
     }
 
     @Test("virtual time: 10 one-shots, 3 cancelled, 7 fired, a stalled ticker: exact counts, gauge and lateness")
