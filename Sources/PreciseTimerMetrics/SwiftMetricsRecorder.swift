@@ -23,6 +23,7 @@ import PreciseTimer
 /// | `precise_timer_wakeups_total` | `Counter` | Loop passes that ran timers (tolerant timers share them) |
 /// | `precise_timer_broken_schedules_total` | `Counter` | Calendar timers ended because their schedule did not advance |
 /// | `precise_timer_lateness_seconds` | `CoreMetrics.Timer` | Each call's ``Tick/lateness`` |
+/// | `precise_timer_excess_lateness_seconds` | `CoreMetrics.Timer` | Each call's ``Tick/excessLateness``: lateness beyond the timer's tolerance, the figure to alert on |
 ///
 /// The lateness timer records nanoseconds, as every swift-metrics `Timer` does, and prefers
 /// microseconds for display; its label ends in `_seconds` because Prometheus exports a timer as
@@ -54,6 +55,8 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         public let lateness: String
         /// `<prefix>_broken_schedules_total`.
         public let brokenSchedules: String
+        /// `<prefix>_excess_lateness_seconds`.
+        public let excessLateness: String
 
         /// The labels under `prefix`.
         ///
@@ -67,6 +70,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
             self.wakeUps = prefix + "_wakeups_total"
             self.lateness = prefix + "_lateness_seconds"
             self.brokenSchedules = prefix + "_broken_schedules_total"
+            self.excessLateness = prefix + "_excess_lateness_seconds"
         }
     }
 
@@ -81,6 +85,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
     private let wakeUps: Counter
     private let lateness: CoreMetrics.Timer
     private let brokenSchedules: Counter
+    private let excessLateness: CoreMetrics.Timer
 
     /// Creates the metrics, once, on `factory`.
     ///
@@ -103,6 +108,8 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         self.pending = Meter(label: labels.pending, dimensions: dimensions, factory: factory)
         self.wakeUps = Counter(label: labels.wakeUps, dimensions: dimensions, factory: factory)
         self.brokenSchedules = Counter(label: labels.brokenSchedules, dimensions: dimensions, factory: factory)
+        self.excessLateness = CoreMetrics.Timer(
+            label: labels.excessLateness, dimensions: dimensions, preferredDisplayUnit: .microseconds, factory: factory)
         self.lateness = CoreMetrics.Timer(
             label: labels.lateness, dimensions: dimensions, preferredDisplayUnit: .microseconds, factory: factory)
     }
@@ -118,6 +125,7 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         self.wakeUps.destroy()
         self.lateness.destroy()
         self.brokenSchedules.destroy()
+        self.excessLateness.destroy()
     }
 
     // MARK: TimerMetricsRecorder
@@ -128,16 +136,28 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         self.pending.increment()
     }
 
-    /// Counts a fire, records its lateness, adds its missed periods, and for a one-shot one fewer
-    /// pending. See ``TimerMetricsRecorder/timerFired(latenessNanoseconds:missed:ended:)``.
+    /// Counts a fire, records its lateness (all of it as excess: this form knows no tolerance),
+    /// adds its missed periods, and for a one-shot one fewer pending. See
+    /// ``TimerMetricsRecorder/timerFired(latenessNanoseconds:missed:ended:)``; the services call
+    /// ``timerFired(latenessNanoseconds:excessLatenessNanoseconds:missed:ended:)``.
     ///
     /// - Parameters:
     ///   - latenessNanoseconds: The tick's lateness in nanoseconds.
     ///   - missed: Periods skipped just before this call.
     ///   - ended: Whether the timer ended with this call.
     public func timerFired(latenessNanoseconds: Int64, missed: UInt64, ended: Bool) {
+        self.timerFired(
+            latenessNanoseconds: latenessNanoseconds, excessLatenessNanoseconds: latenessNanoseconds, missed: missed,
+            ended: ended)
+    }
+
+    /// Counts a call, records its lateness and its lateness beyond tolerance, adds its missed
+    /// periods, and one fewer pending when it ended a one-shot. See
+    /// ``TimerMetricsRecorder/timerFired(latenessNanoseconds:excessLatenessNanoseconds:missed:ended:)``.
+    public func timerFired(latenessNanoseconds: Int64, excessLatenessNanoseconds: Int64, missed: UInt64, ended: Bool) {
         self.fired.increment()
         self.lateness.recordNanoseconds(latenessNanoseconds)
+        self.excessLateness.recordNanoseconds(excessLatenessNanoseconds)
         if missed > 0 { self.missedTicks.increment(by: missed) }
         if ended { self.pending.decrement() }
     }

@@ -30,6 +30,9 @@ struct SwiftMetricsRecorderTests {
         var lateness: [Int64] {
             get throws { try self.metrics.expectTimer(self.labels.lateness, self.dimensions).values }
         }
+        var excessLateness: [Int64] {
+            get throws { try self.metrics.expectTimer(self.labels.excessLateness, self.dimensions).values }
+        }
     }
 
     private static func recorder(
@@ -53,7 +56,8 @@ struct SwiftMetricsRecorderTests {
         #expect(recorder.labels.brokenSchedules == "sessions_timer_broken_schedules_total")
         #expect(readings.metrics.counters.count == 6)
         #expect(readings.metrics.meters.count == 1)
-        #expect(readings.metrics.timers.count == 1)
+        #expect(recorder.labels.excessLateness == "sessions_timer_excess_lateness_seconds")
+        #expect(readings.metrics.timers.count == 2)
         let lateness = try readings.metrics.expectTimer(recorder.labels.lateness, [("lane", "bulk")])
         #expect(lateness.displayUnit == .microseconds)
         #expect(readings.metrics.counters.allSatisfy { $0.dimensions.map(\.0) == ["lane"] })
@@ -117,6 +121,7 @@ struct SwiftMetricsRecorderTests {
         #expect(try readings.fired == 9)
         #expect(try readings.missedTicks == 2)
         #expect(try readings.lateness.suffix(2) == [0, 5_000_000])
+        #expect(try readings.excessLateness.suffix(2) == [0, 5_000_000], "a precise timer: all of it is excess")
         #expect(try readings.pending == 1)
 
         // A schedule the registry refuses (a duplicate ID) was counted as it reached the registry

@@ -28,6 +28,29 @@ struct ToleranceTests {
         }
     }
 
+    @Test("a tick tells the tolerance it was allowed apart from lateness beyond it")
+    func excessLateness() throws {
+        let timers = TestTimerService(start: self.origin)
+        defer { timers.shutdown() }
+        let ticks = Recorder<Tick>()
+        // 10 ms asked: an 8.39 ms grid (2^23 ns − 1 of allowance); due 80 µs into its cell.
+        try timers.schedule(id: "tolerant", after: .microseconds(80), options: .init(tolerance: .milliseconds(10))) {
+            ticks.append($0)
+        }
+        try timers.schedule(id: "precise", after: .milliseconds(20)) { ticks.append($0) }
+        try timers.advance(by: .milliseconds(10))
+        // The loop stalls 3 ms past the precise timer's deadline.
+        timers.moveClock(to: timers.now.advanced(by: .milliseconds(13)))
+        try timers.advance(by: .zero)
+        let (tolerant, precise) = (ticks.values[0], ticks.values[1])
+        #expect(tolerant.tolerance == .nanoseconds((1 << 23) - 1))
+        #expect(tolerant.lateness > .zero && tolerant.lateness <= tolerant.tolerance)
+        #expect(tolerant.excessLateness == .zero, "late only by what it asked for")
+        #expect(precise.tolerance == .zero)
+        #expect(precise.lateness == .milliseconds(3))
+        #expect(precise.excessLateness == precise.lateness)
+    }
+
     @Test("a timer with no tolerance fires at its deadline, between tolerant ones")
     func preciseTimerNotDelayed() throws {
         let timers = TestTimerService(start: self.origin)

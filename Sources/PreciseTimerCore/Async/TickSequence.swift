@@ -211,6 +211,6 @@ final class TickBuffer: Sendable {
         return Tick(
             id: later.id, count: later.count, missed: missed,
             scheduledAt: later.scheduledAt, firedAt: later.firedAt, generation: later.generation,
-            wallClockDeadline: later.wallClockDeadline)
+            wallClockDeadline: later.wallClockDeadline, tolerance: later.tolerance)
     }
 }

@@ -187,7 +187,8 @@ extension TimerCore {
                 id: fire.node.id, count: call.count, missed: fire.missed,
                 scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
                 firedAt: MonotonicInstant(nanoseconds: firedAt), generation: fire.node.sequence,
-                wallClockDeadline: fire.occurrence.map(WallClockInstant.init(nanosecondsSinceEpoch:)))
+                wallClockDeadline: fire.occurrence.map(WallClockInstant.init(nanosecondsSinceEpoch:)),
+                tolerance: .nanoseconds(fire.node.coalescing))
         )
         self.instruments.didCall(fire, firedAt: firedAt, clock: self.doorbell)
         guard fire.node.repeats else { return firedAt }

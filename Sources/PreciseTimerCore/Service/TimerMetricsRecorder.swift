@@ -53,6 +53,18 @@ public protocol TimerMetricsRecorder: AnyObject, Sendable {
     ///   - ended: `true` when the timer ended with this call (a one-shot): one fewer pending.
     func timerFired(latenessNanoseconds: Int64, missed: UInt64, ended: Bool)
 
+    /// A handler call is about to begin, with its lateness split: what the service calls. The
+    /// default implementation forwards to ``timerFired(latenessNanoseconds:missed:ended:)``, so a
+    /// recorder written before the split keeps its behaviour.
+    ///
+    /// - Parameters:
+    ///   - latenessNanoseconds: The tick's ``Tick/lateness`` in nanoseconds.
+    ///   - excessLatenessNanoseconds: The tick's ``Tick/excessLateness``: lateness beyond the
+    ///     timer's tolerance, the figure to alert on.
+    ///   - missed: The tick's ``Tick/missed``.
+    ///   - ended: `true` when the timer ended with this call (a one-shot): one fewer pending.
+    func timerFired(latenessNanoseconds: Int64, excessLatenessNanoseconds: Int64, missed: UInt64, ended: Bool)
+
     /// Timers were cancelled (``TimerService/cancel(_:)``, ``TimerService/cancelAll()``, and
     /// everything built on them: tokens, weak targets, tick sequences, clock sleeps): `count`
     /// fewer pending.
@@ -77,6 +89,11 @@ public protocol TimerMetricsRecorder: AnyObject, Sendable {
 extension TimerMetricsRecorder {
     /// Records nothing: recorders written before wake-ups were counted keep compiling.
     public func loopWokeUp() {}
+
+    /// Forwards to ``timerFired(latenessNanoseconds:missed:ended:)`` (the excess is dropped).
+    public func timerFired(latenessNanoseconds: Int64, excessLatenessNanoseconds: Int64, missed: UInt64, ended: Bool) {
+        self.timerFired(latenessNanoseconds: latenessNanoseconds, missed: missed, ended: ended)
+    }
 
     /// Records nothing (recorders written before broken schedules were counted keep compiling).
     public func timerScheduleBroke() {}

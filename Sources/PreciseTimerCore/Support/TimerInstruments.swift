@@ -79,9 +79,11 @@ package final class TimerInstruments: Sendable {
     /// its fire counted.
     @inline(__always)
     package func willCall(_ fire: ShardState.Fire, firedAt: Int64) {
-        self.metrics?.timerFired(
-            latenessNanoseconds: max(0, firedAt - fire.scheduledAt), missed: fire.missed,
-            ended: !fire.node.repeats)
+        guard let metrics = self.metrics else { return }
+        let lateness = max(0, firedAt - fire.scheduledAt)
+        metrics.timerFired(
+            latenessNanoseconds: lateness, excessLatenessNanoseconds: max(0, lateness - fire.node.coalescing),
+            missed: fire.missed, ended: !fire.node.repeats)
     }
 
     /// The handler returned: log missed ticks and a stall now, after the call, so logging never

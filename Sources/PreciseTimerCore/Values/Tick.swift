@@ -26,10 +26,16 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
     /// occurrence fell on the monotonic clock, so ``lateness`` is measured against it.
     public let wallClockDeadline: WallClockInstant?
 
+    /// How late this call was allowed to be: the part of its ``TimerOptions/tolerance`` the
+    /// service used to share wake-ups (the step of the coalescing grid: at most the tolerance
+    /// asked for, and at most half a repeating timer's interval). `.zero` for a precise timer.
+    public let tolerance: Duration
+
     /// Creates a tick. Services make ticks; tests and adapters may too.
     public init(
         id: TimerID, count: UInt64, missed: UInt64, scheduledAt: MonotonicInstant,
-        firedAt: MonotonicInstant, generation: UInt64 = 0, wallClockDeadline: WallClockInstant? = nil
+        firedAt: MonotonicInstant, generation: UInt64 = 0, wallClockDeadline: WallClockInstant? = nil,
+        tolerance: Duration = .zero
     ) {
         self.id = id
         self.count = count
@@ -38,6 +44,7 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
         self.firedAt = firedAt
         self.generation = generation
         self.wallClockDeadline = wallClockDeadline
+        self.tolerance = tolerance
     }
 
     /// The identity of the timer that produced this tick: ``TimerService/cancel(_:)-(TimerHandle)``
@@ -48,6 +55,11 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
     /// `firedAt - scheduledAt`: how late the handler was called. Never negative, because no
     /// timer fires before its deadline.
     public var lateness: Duration { max(.zero, self.firedAt - self.scheduledAt) }
+
+    /// How late the handler was called beyond its ``tolerance``: the part of ``lateness`` the
+    /// timer did not ask for. What to alert on when precise and tolerant timers share a service
+    /// (for a precise timer it is ``lateness``).
+    public var excessLateness: Duration { max(.zero, self.lateness - self.tolerance) }
 
     /// A one-line summary for logs.
     public var description: String {
