@@ -169,7 +169,8 @@ extension BenchmarkRun {
             lateness[peer].map { [["p": Double($0.percentile(percentile))]] } ?? []
         }
         row(
-            "1 ms repeating timer, \(plan.ticks) ticks: p50 lateness (µs)", "p", note: "floor: clock_nanosleep, same run",
+            "1 ms repeating timer, \(plan.ticks) ticks: p50 lateness (µs)", "p",
+            note: "floor: clock_nanosleep, same run",
             format: Format.micro, floorValue: floor.calls > 0 ? Double(floor.percentile(50)) : .nan
         ) { late($0, 50) }
         self.renameFigure("p", to: "lateness.p50")
@@ -184,7 +185,8 @@ extension BenchmarkRun {
                 self.report.row(peer.label, values: ["DRAWS DIFFER"], note: "its seeded draws' check did not match")
             }
             if let run = lateness[peer], run.early > 0 {
-                self.report.row(peer.label, values: ["\(run.early) EARLY"], note: "lateness calls before their deadline")
+                self.report.row(
+                    peer.label, values: ["\(run.early) EARLY"], note: "lateness calls before their deadline")
             }
         }
         self.report.row(
@@ -195,11 +197,14 @@ extension BenchmarkRun {
     /// Moves the figures just stored under `peers.*.<from>` to `peers.*.<to>`.
     private mutating func renameFigure(_ from: String, to: String) {
         for peer in Peer.allCases {
-            self.figures["peers.\(peer.rawValue).\(to)"] = self.figures.removeValue(forKey: "peers.\(peer.rawValue).\(from)")
+            self.figures["peers.\(peer.rawValue).\(to)"] = self.figures.removeValue(
+                forKey: "peers.\(peer.rawValue).\(from)")
         }
     }
 
-    private static func peerCost(_ peer: Peer, _ order: CancelOrder, _ plan: BenchPlan) -> Result<
+    private static func peerCost(
+        _ peer: Peer, _ order: CancelOrder, _ plan: BenchPlan
+    ) -> Result<
         [String: Double], BenchmarkSkip
     > {
         let touches = order == .random ? plan.controlOps : 0
@@ -232,7 +237,8 @@ extension BenchmarkRun {
         }
     }
 
-    private static func peerLateness(_ peer: Peer, _ plan: BenchPlan, ticks: Int) -> Result<LatenessRun, BenchmarkSkip> {
+    private static func peerLateness(_ peer: Peer, _ plan: BenchPlan, ticks: Int) -> Result<LatenessRun, BenchmarkSkip>
+    {
         switch peer {
         case .precise: Contestant.precise.runRound(plan: plan, ticks: ticks)
         case .libevent: PeerBenchmark.latenessLibevent(interval: plan.interval, ticks: ticks)

@@ -89,8 +89,10 @@ struct BenchmarkRun {
     func table() -> String {
         let met = self.report.targets.filter(\.met).count
         var lines = ["# \(self.heading)", "", self.report.render(), ""]
-        lines.append("Targets: \(met) of \(self.report.targets.count) met")
-        lines += self.report.targets.map { "- \($0.met ? "✅" : "❌") \($0.text)" }
+        if !self.report.targets.isEmpty {
+            lines.append("Targets: \(met) of \(self.report.targets.count) met")
+            lines += self.report.targets.map { "- \($0.met ? "✅" : "❌") \($0.text)" }
+        }
         return lines.joined(separator: "\n")
     }
 

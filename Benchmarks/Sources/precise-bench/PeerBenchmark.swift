@@ -14,7 +14,9 @@ enum PeerBenchmark {
     /// baseline, read at the victim's index in the loop, as each peer keeps its handles.
     /// - Returns: `fill`, `fillCpu` (per timer), `bytes` (RSS growth per pending timer), `wall`,
     ///   `cpu` (per pair), `touchWall`, `touchCpu` (per touch) and `check`.
-    static func costPrecise(order: CancelOrder, pending: Int, pairs: Int, touches: Int) throws -> (
+    static func costPrecise(
+        order: CancelOrder, pending: Int, pairs: Int, touches: Int
+    ) throws -> (
         [String: Double], AnyObject
     ) {
         let draws = PeerDraws(order: order, pending: pending, pairs: pairs, touches: touches, seed: Self.seed)

@@ -45,10 +45,12 @@ enum PeerProgram: String, CaseIterable, Sendable {
     static func build(_ program: PeerProgram) -> BenchmarkSkip? {
         switch program {
         case .go:
-            guard let go = Self.which("go") else { return BenchmarkSkip(reason: "not installed: apt-get install golang-go") }
+            guard let go = Self.which("go") else {
+                return BenchmarkSkip(reason: "not installed: apt-get install golang-go")
+            }
             return Self.runBuild(
                 go, ["build", "-o", program.executable.path, "."], in: "Peers/go",
-                environment: ["GOPROXY": "off", "GO111MODULE": "on"])
+                environment: ["GOPROXY": "off", "GO111MODULE": "on"], hint: "apt-get install golang-go")
         case .tokio, .delayQueue:
             let hint = "apt-get install cargo librust-tokio-dev librust-tokio-util-dev"
             guard let cargo = Self.which("cargo") else { return BenchmarkSkip(reason: "not installed: \(hint)") }
@@ -58,8 +60,11 @@ enum PeerProgram: String, CaseIterable, Sendable {
             else { return BenchmarkSkip(reason: "tokio or tokio-util not in /usr/share/cargo/registry: \(hint)") }
             return Self.runBuild(
                 cargo,
-                ["build", "--release", "--offline", "--quiet", "--target-dir", Self.buildFolder.appendingPathComponent("cargo").path],
-                in: "Peers/rust", environment: [:])
+                [
+                    "build", "--release", "--offline", "--quiet", "--target-dir",
+                    Self.buildFolder.appendingPathComponent("cargo").path,
+                ],
+                in: "Peers/rust", environment: [:], hint: hint)
         }
     }
 
@@ -89,7 +94,7 @@ enum PeerProgram: String, CaseIterable, Sendable {
     }
 
     private static func runBuild(
-        _ tool: String, _ arguments: [String], in folder: String, environment: [String: String]
+        _ tool: String, _ arguments: [String], in folder: String, environment: [String: String], hint: String
     ) -> BenchmarkSkip? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
@@ -105,7 +110,7 @@ enum PeerProgram: String, CaseIterable, Sendable {
         }
         process.waitUntilExit()
         return process.terminationStatus == 0
-            ? nil : BenchmarkSkip(reason: "build failed in Benchmarks/\(folder) (see stderr)")
+            ? nil : BenchmarkSkip(reason: "build failed in Benchmarks/\(folder) (see stderr; needs \(hint))")
     }
 
     /// The first executable `name` on `PATH`, or nil.

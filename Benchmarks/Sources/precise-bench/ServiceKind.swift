@@ -43,7 +43,8 @@ enum ServiceKind: String, CaseIterable, Sendable {
         switch self {
         case .precise: try PreciseTimer()
         case .dispatch: DispatchReferenceTimer()
-        case .gcd, .nio, .none, .climit, .libevent: throw BenchmarkSkip(reason: "\(self.rawValue) is not a TimerService")
+        case .gcd, .nio, .none, .climit, .libevent:
+            throw BenchmarkSkip(reason: "\(self.rawValue) is not a TimerService")
         }
     }
 
