@@ -25,7 +25,10 @@ use tokio_util::time::DelayQueue;
 // MARK: Clocks and counters (the same reads as every other row)
 
 fn now_ns() -> i64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
 }
@@ -39,7 +42,11 @@ fn process_cpu_ns() -> i64 {
 
 fn resident_bytes() -> i64 {
     let text = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: i64 = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let pages: i64 = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as i64
 }
 
@@ -69,27 +76,51 @@ struct Draws {
 
 fn draws(order: &str, pending: usize, pairs: usize, touches: usize, seed: u64) -> Draws {
     let mut generator = SplitMix64(seed);
-    let delays_ms: Vec<u64> = (0..pending + pairs).map(|_| 3_600_000 + generator.next() % 60_000).collect();
+    let delays_ms: Vec<u64> = (0..pending + pairs)
+        .map(|_| 3_600_000 + generator.next() % 60_000)
+        .collect();
     let mut permutation: Vec<usize> = (0..pending).collect();
     for i in (1..pending).rev() {
         let j = (generator.next() % (i as u64 + 1)) as usize;
         permutation.swap(i, j);
     }
-    let victims: Vec<usize> = if order == "fifo" { (0..pairs).collect() } else { permutation[..pairs].to_vec() };
+    let victims: Vec<usize> = if order == "fifo" {
+        (0..pairs).collect()
+    } else {
+        permutation[..pairs].to_vec()
+    };
     let touches = permutation[pairs..pairs + touches].to_vec();
     let mut check: u64 = 0;
-    for value in delays_ms.iter().map(|&d| d).chain(victims.iter().map(|&v| v as u64)).chain(touches.iter().map(|&t| t as u64)) {
+    for value in delays_ms
+        .iter()
+        .map(|&d| d)
+        .chain(victims.iter().map(|&v| v as u64))
+        .chain(touches.iter().map(|&t| t as u64))
+    {
         check = check.wrapping_mul(31).wrapping_add(value);
     }
-    Draws { delays_ms, victims, touches, check: check % 1_000_000_007 }
+    Draws {
+        delays_ms,
+        victims,
+        touches,
+        check: check % 1_000_000_007,
+    }
 }
 
 // MARK: Output
 
 fn print_result(figures: &[(&str, f64)], samples: &[i64]) {
-    let figures: Vec<String> = figures.iter().filter(|(_, v)| v.is_finite()).map(|(k, v)| format!("\"{}\":{}", k, v)).collect();
+    let figures: Vec<String> = figures
+        .iter()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(k, v)| format!("\"{}\":{}", k, v))
+        .collect();
     let samples: Vec<String> = samples.iter().map(|s| s.to_string()).collect();
-    println!("{{\"figures\":{{{}}},\"samples\":[{}]}}", figures.join(","), samples.join(","));
+    println!(
+        "{{\"figures\":{{{}}},\"samples\":[{}]}}",
+        figures.join(","),
+        samples.join(",")
+    );
 }
 
 fn fail(message: &str) -> ! {
@@ -98,7 +129,9 @@ fn fail(message: &str) -> ! {
 }
 
 fn arg<T: std::str::FromStr>(args: &[String], index: usize) -> T {
-    args.get(index).and_then(|a| a.parse().ok()).unwrap_or_else(|| fail(&format!("bad or missing argument {}", index)))
+    args.get(index)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| fail(&format!("bad or missing argument {}", index)))
 }
 
 // MARK: tokio: a task per timer
@@ -131,7 +164,10 @@ fn storm_fire(count: usize) {
 }
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().enable_time().build().unwrap_or_else(|e| fail(&e.to_string()))
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_time()
+        .build()
+        .unwrap_or_else(|e| fail(&e.to_string()))
 }
 
 /// One timer as a tokio user writes it: a task that sleeps to the deadline, then runs the handler.
@@ -156,13 +192,17 @@ fn tokio_cost(draws: &Draws, pending: usize, pairs: usize) {
     let rt = runtime();
     let handle = rt.handle().clone();
     // Warm the runtime's threads before the baseline.
-    rt.block_on(handle.spawn(async {})).unwrap_or_else(|e| fail(&e.to_string()));
+    rt.block_on(handle.spawn(async {}))
+        .unwrap_or_else(|e| fail(&e.to_string()));
     let mut handles: Vec<Option<JoinHandle<()>>> = Vec::with_capacity(pending + pairs);
     handles.resize_with(pending + pairs, || None);
 
     let (rss0, cpu0, t0) = (resident_bytes(), process_cpu_ns(), now_ns());
     for i in 0..pending {
-        handles[i] = Some(spawn_timer(&handle, Duration::from_millis(draws.delays_ms[i])));
+        handles[i] = Some(spawn_timer(
+            &handle,
+            Duration::from_millis(draws.delays_ms[i]),
+        ));
     }
     // Wall: the caller's time per schedule; CPU: until the runtime has polled every new task
     // (registered its sleep), as every row counts the work a service pushes to its threads.
@@ -173,14 +213,20 @@ fn tokio_cost(draws: &Draws, pending: usize, pairs: usize) {
 
     let (cpu1, t1) = (process_cpu_ns(), now_ns());
     for k in 0..pairs {
-        handles[pending + k] = Some(spawn_timer(&handle, Duration::from_millis(draws.delays_ms[pending + k])));
+        handles[pending + k] = Some(spawn_timer(
+            &handle,
+            Duration::from_millis(draws.delays_ms[pending + k]),
+        ));
         match handles[draws.victims[k]].take() {
             Some(victim) => victim.abort(),
             None => fail("victim cancelled twice"),
         }
     }
     let wall = now_ns() - t1;
-    settle(|| POLLED.load(Ordering::Relaxed) >= pending + pairs && DROPPED.load(Ordering::Relaxed) >= pairs);
+    settle(|| {
+        POLLED.load(Ordering::Relaxed) >= pending + pairs
+            && DROPPED.load(Ordering::Relaxed) >= pairs
+    });
     let cpu = process_cpu_ns() - cpu1;
     if FIRED.load(Ordering::Relaxed) != 0 {
         fail("a timer fired during the measurement");
@@ -203,7 +249,8 @@ fn tokio_cost(draws: &Draws, pending: usize, pairs: usize) {
 fn tokio_storm(count: usize) {
     let rt = runtime();
     let handle = rt.handle().clone();
-    rt.block_on(handle.spawn(async {})).unwrap_or_else(|e| fail(&e.to_string()));
+    rt.block_on(handle.spawn(async {}))
+        .unwrap_or_else(|e| fail(&e.to_string()));
     let (base_instant, base_ns) = (Instant::now(), now_ns());
     let deadline_ns = base_ns + 2_000_000_000;
     let deadline = base_instant + Duration::from_nanos((deadline_ns - base_ns) as u64);
@@ -217,7 +264,10 @@ fn tokio_storm(count: usize) {
     settle(|| FIRED.load(Ordering::Acquire) >= count);
     print_result(
         &[
-            ("first", (FIRST.load(Ordering::Acquire) - deadline_ns) as f64),
+            (
+                "first",
+                (FIRST.load(Ordering::Acquire) - deadline_ns) as f64,
+            ),
             ("last", (LAST.load(Ordering::Acquire) - deadline_ns) as f64),
             ("overrun", overrun as f64),
         ],
@@ -239,7 +289,11 @@ fn tokio_lateness(ticks: usize, interval_ns: u64) {
             for _ in 0..ticks {
                 let deadline = interval.tick().await;
                 let now = Instant::now();
-                let late = if now >= deadline { (now - deadline).as_nanos() as i64 } else { -((deadline - now).as_nanos() as i64) };
+                let late = if now >= deadline {
+                    (now - deadline).as_nanos() as i64
+                } else {
+                    -((deadline - now).as_nanos() as i64)
+                };
                 samples.push(late);
             }
             samples
@@ -260,12 +314,17 @@ struct NextExpired<'a> {
 impl Future for NextExpired<'_> {
     type Output = Option<u64>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<u64>> {
-        self.queue.poll_expired(cx).map(|expired| expired.map(|e| e.into_inner()))
+        self.queue
+            .poll_expired(cx)
+            .map(|expired| expired.map(|e| e.into_inner()))
     }
 }
 
 fn current_thread() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap_or_else(|e| fail(&e.to_string()))
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap_or_else(|e| fail(&e.to_string()))
 }
 
 fn delayqueue_cost(draws: &Draws, pending: usize, pairs: usize) {
@@ -284,7 +343,10 @@ fn delayqueue_cost(draws: &Draws, pending: usize, pairs: usize) {
 
         let (cpu1, t1) = (process_cpu_ns(), now_ns());
         for k in 0..pairs {
-            keys[pending + k] = Some(queue.insert((pending + k) as u64, Duration::from_millis(draws.delays_ms[pending + k])));
+            keys[pending + k] = Some(queue.insert(
+                (pending + k) as u64,
+                Duration::from_millis(draws.delays_ms[pending + k]),
+            ));
             match keys[draws.victims[k]].take() {
                 Some(victim) => {
                     queue.remove(&victim);
@@ -306,7 +368,9 @@ fn delayqueue_cost(draws: &Draws, pending: usize, pairs: usize) {
             let (cpu2, t2) = (process_cpu_ns(), now_ns());
             for &t in &draws.touches {
                 match &keys[t] {
-                    Some(key) => queue.reset(key, Duration::from_millis(draws.delays_ms[t] + 3_600_000)),
+                    Some(key) => {
+                        queue.reset(key, Duration::from_millis(draws.delays_ms[t] + 3_600_000))
+                    }
                     None => fail("touched a cancelled timer"),
                 }
             }
@@ -341,7 +405,10 @@ fn delayqueue_storm(count: usize) {
         }
         print_result(
             &[
-                ("first", (FIRST.load(Ordering::Acquire) - deadline_ns) as f64),
+                (
+                    "first",
+                    (FIRST.load(Ordering::Acquire) - deadline_ns) as f64,
+                ),
                 ("last", (LAST.load(Ordering::Acquire) - deadline_ns) as f64),
                 ("overrun", overrun as f64),
             ],
@@ -358,7 +425,8 @@ fn main() {
     match (peer, work) {
         (_, "cost") => {
             let order: String = arg(&args, 3);
-            let (pending, pairs, touches, seed): (usize, usize, usize, u64) = (arg(&args, 4), arg(&args, 5), arg(&args, 6), arg(&args, 7));
+            let (pending, pairs, touches, seed): (usize, usize, usize, u64) =
+                (arg(&args, 4), arg(&args, 5), arg(&args, 6), arg(&args, 7));
             if pairs + touches > pending || (order != "fifo" && order != "random") {
                 fail("pairs + touches must not exceed pending; order is fifo or random");
             }
