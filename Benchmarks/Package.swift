@@ -23,7 +23,8 @@ let package = Package(
         // The kernel floor: plain C loops on clock_nanosleep and timerfd, nothing in between.
         .target(name: "CFloor"),
         // The limit row of the cost section: PreciseTimer's schedule + cancel work in plain C.
-        .target(name: "CLimit"),
+        // ... and, beside it, the raw-libevent peer of the peers section (LibeventPeer.c).
+        .target(name: "CLimit", linkerSettings: [.linkedLibrary("event_core")]),
         .executableTarget(
             name: "precise-bench",
             dependencies: [

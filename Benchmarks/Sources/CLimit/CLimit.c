@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CLimit.h"
+#include "measure.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -472,19 +473,6 @@ typedef struct {
     char bytes[15];
     uint8_t length;
 } short_id;
-
-static int64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t process_cpu_ns(void) {
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    return ((int64_t)usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000000
-        + ((int64_t)usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000;
-}
 
 /// `timer-` and the number in decimal, as PreciseTimer's TimerID(generatedNumber:) spells it.
 static inline uint8_t generated_id(char buffer[26], uint64_t number) {

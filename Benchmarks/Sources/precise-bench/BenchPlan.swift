@@ -44,6 +44,9 @@ struct BenchPlan: Sendable {
     var memoryCount: Int { self.quick ? 200_000 : 1_000_000 }
     /// One-shots in the fire storm.
     let stormCount = 100_000
+    /// Interleaved rounds of the peers section's cost and storm runs (its lateness uses `rounds`).
+    var peerRounds: Int { self.quick ? 2 : 3 }
+
     /// Seconds a 1 s repeating timer idles while process CPU is measured.
     var idleSeconds: Int { self.quick ? 3 : 10 }
 }

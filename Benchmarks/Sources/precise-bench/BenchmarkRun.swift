@@ -24,6 +24,12 @@ struct BenchmarkRun {
         case metrics
         /// Wall-clock timers: lateness against the monotonic timer, calendar cost, idle CPU.
         case wallclock
+        /// PreciseTimer beside raw libevent, Go, tokio and tokio-util's DelayQueue: the same work
+        /// with the same seeded draws (not in a default run: it builds and runs the peers).
+        case peers
+
+        /// The sections a run without `--only` runs.
+        static var defaults: [Section] { Self.allCases.filter { $0 != .peers } }
     }
 
     /// Sizes and durations.
@@ -55,6 +61,7 @@ struct BenchmarkRun {
             case .idle: self.measureIdle()
             case .metrics: self.measureMetrics()
             case .wallclock: self.measureWallClock()
+            case .peers: self.measurePeers()
             }
         }
         Self.log("done in \(Int(Double(Measure.now() - start) / 1e9)) s")
@@ -82,8 +89,10 @@ struct BenchmarkRun {
     func table() -> String {
         let met = self.report.targets.filter(\.met).count
         var lines = ["# \(self.heading)", "", self.report.render(), ""]
-        lines.append("Targets: \(met) of \(self.report.targets.count) met")
-        lines += self.report.targets.map { "- \($0.met ? "✅" : "❌") \($0.text)" }
+        if !self.report.targets.isEmpty {
+            lines.append("Targets: \(met) of \(self.report.targets.count) met")
+            lines += self.report.targets.map { "- \($0.met ? "✅" : "❌") \($0.text)" }
+        }
         return lines.joined(separator: "\n")
     }
 

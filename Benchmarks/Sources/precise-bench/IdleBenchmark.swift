@@ -17,8 +17,8 @@ enum IdleBenchmark {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             _ = group.next().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in }
             keepAlive = group
-        case .climit:
-            throw BenchmarkSkip(reason: "the C limit measures schedule + cancel only")
+        case .climit, .libevent:
+            throw BenchmarkSkip(reason: "the C rows measure schedule + cancel only")
         case .precise, .dispatch, .gcd:
             let timers = try kind.makeScaleService()
             try timers.repeating(every: 1_000_000_000, first: Measure.now() + 1_000_000_000) { _ in }

@@ -26,7 +26,7 @@ struct PreciseBench: ParsableCommand {
     /// Sections to run; all when empty.
     @Option(
         parsing: .upToNextOption,
-        help: "Sections to run (default: all).")
+        help: "Sections to run (default: all but peers).")
     var only: [BenchmarkRun.Section] = []
 
     /// Internal: run one scale measurement in this (child) process and print its figures.
@@ -39,7 +39,7 @@ struct PreciseBench: ParsableCommand {
             try Probe(encoded: probe).runAndExit()
         }
         let plan = BenchPlan(quick: self.quick)
-        let sections = self.only.isEmpty ? Set(BenchmarkRun.Section.allCases) : Set(self.only)
+        let sections = self.only.isEmpty ? Set(BenchmarkRun.Section.defaults) : Set(self.only)
         var run = BenchmarkRun(plan: plan, sections: sections)
         try run.runAll()
         print(self.json ? try run.json() : run.table())

@@ -32,8 +32,18 @@ extension Probe {
         case .memory(let kind, let count):
             let (figures, service) = try MemoryBenchmark.run(kind, count: count)
             (result, keepAlive) = (ProbeResult(figures: figures), service)
+        case .storm(.libevent, let count):
+            (result, keepAlive) = (ProbeResult(figures: try PeerBenchmark.stormLibevent(count: count)), nil)
         case .storm(let kind, let count):
             let (figures, service) = try StormBenchmark.run(kind, count: count)
+            (result, keepAlive) = (ProbeResult(figures: figures), service)
+        case .peerCost(.libevent, let order, let pending, let pairs, let touches):
+            let figures = try PeerBenchmark.costLibevent(order: order, pending: pending, pairs: pairs, touches: touches)
+            (result, keepAlive) = (ProbeResult(figures: figures), nil)
+        case .peerCost(let kind, let order, let pending, let pairs, let touches):
+            guard kind == .precise else { throw BenchmarkSkip(reason: "no peers row for \(kind.rawValue)") }
+            let (figures, service) = try PeerBenchmark.costPrecise(
+                order: order, pending: pending, pairs: pairs, touches: touches)
             (result, keepAlive) = (ProbeResult(figures: figures), service)
         case .idle(let kind, let seconds):
             let (figures, service) = try IdleBenchmark.run(kind, seconds: seconds)

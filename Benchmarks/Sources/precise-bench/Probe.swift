@@ -17,6 +17,9 @@ enum Probe: Sendable, Equatable {
     /// Process CPU while one daily wall-clock timer is pending on a `PreciseTimer`
     /// (``WallClockBenchmark/idleDaily(seconds:)``).
     case idleDaily(seconds: Int)
+    /// The peers section's schedule-alone, schedule + cancel and touch run on PreciseTimer or raw
+    /// libevent (``PeerBenchmark``).
+    case peerCost(ServiceKind, CancelOrder, pending: Int, pairs: Int, touches: Int)
     /// Many concurrent periodic timers (``ConcurrentBenchmark``).
     case concurrent(ServiceKind, count: Int, milliseconds: Int, interval: Int64)
 
@@ -27,6 +30,8 @@ enum Probe: Sendable, Equatable {
             "cost:\(kind.rawValue):\(order.rawValue):\(threads):\(pending):\(pairs)"
         case .control(let kind, let pending, let countAt, let ops):
             "control:\(kind.rawValue):\(pending):\(countAt):\(ops)"
+        case .peerCost(let kind, let order, let pending, let pairs, let touches):
+            "peerCost:\(kind.rawValue):\(order.rawValue):\(pending):\(pairs):\(touches)"
         case .memory(let kind, let count): "memory:\(kind.rawValue):\(count)"
         case .storm(let kind, let count): "storm:\(kind.rawValue):\(count)"
         case .idle(let kind, let seconds): "idle:\(kind.rawValue):\(seconds)"
@@ -53,6 +58,11 @@ enum Probe: Sendable, Equatable {
         case ("control", 5):
             guard let pending = numbers[0], let countAt = numbers[1], let ops = numbers[2] else { throw bad }
             self = .control(kind, pending: pending, countAt: countAt, ops: ops)
+        case ("peerCost", 6):
+            guard let order = CancelOrder(rawValue: fields[2]), let pending = numbers[1], let pairs = numbers[2],
+                let touches = numbers[3]
+            else { throw bad }
+            self = .peerCost(kind, order, pending: pending, pairs: pairs, touches: touches)
         case ("memory", 3):
             guard let count = numbers[0] else { throw bad }
             self = .memory(kind, count: count)

@@ -17,6 +17,9 @@ enum ServiceKind: String, CaseIterable, Sendable {
     /// Not a service: the cost section's limit row, the same schedule + cancel work in plain C
     /// (`CLimit`: open-addressing table and 4-ary heap), timed in C.
     case climit
+    /// Not a service: the peers section's raw libevent 2.1 row (`CLimit`'s `LibeventPeer.c`: one
+    /// `event_base` with `EVENT_BASE_FLAG_PRECISE_TIMER`, a `struct event` per timer).
+    case libevent
 
     /// The kind every `×GCD` ratio divides by: idiomatic Dispatch.
     static let reference = ServiceKind.gcd
@@ -30,6 +33,7 @@ enum ServiceKind: String, CaseIterable, Sendable {
         case .nio: "NIO scheduleTask"
         case .none: "no timer (process baseline)"
         case .climit: "C limit (open addressing + 4-ary heap)"
+        case .libevent: "raw libevent 2.1 (C)"
         }
     }
 
@@ -39,7 +43,8 @@ enum ServiceKind: String, CaseIterable, Sendable {
         switch self {
         case .precise: try PreciseTimer()
         case .dispatch: DispatchReferenceTimer()
-        case .gcd, .nio, .none, .climit: throw BenchmarkSkip(reason: "\(self.rawValue) is not a TimerService")
+        case .gcd, .nio, .none, .climit, .libevent:
+            throw BenchmarkSkip(reason: "\(self.rawValue) is not a TimerService")
         }
     }
 

@@ -80,4 +80,7 @@ int climit_run(
     int shard_bits, int pending, int pairs_per_thread, int threads, const int32_t *_Nonnull victims,
     climit_result *_Nonnull result);
 
+// The raw-libevent peer of the peers section, beside the limit row (this header is the module's umbrella).
+#include "CLimitLibevent.h"
+
 #endif

@@ -1,0 +1,3 @@
+module precisepeer
+
+go 1.19

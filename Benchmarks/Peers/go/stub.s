@@ -1,0 +1,1 @@
+// Empty: lets main.go declare runtime.nanotime without a body (go:linkname).
