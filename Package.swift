@@ -7,7 +7,7 @@ let package = Package(
         .library(name: "PreciseTimer", targets: ["PreciseTimer"]),
         .library(name: "PreciseTimerReference", targets: ["PreciseTimerReference"]),
         .library(name: "PreciseTimerTesting", targets: ["PreciseTimerTesting"]),
-        // The seeds' GCD wrapper shape (`execTask` / `cancelTask`), for code ported from it.
+        // The classic GCD wrapper's shape (`execTask` / `cancelTask`), for code ported from it.
         .library(name: "PreciseTimerCompat", targets: ["PreciseTimerCompat"]),
         // systemd's OnCalendar= syntax over the system's tzdata: a daemon without calendar jobs builds none of it.
         .library(name: "PreciseTimerCalendar", targets: ["PreciseTimerCalendar"]),
@@ -142,6 +142,19 @@ let package = Package(
                 "PreciseTimerCompat",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
+        ),
+        // Every Swift example of README.md and of the DocC articles, compiled, and a test that they
+        // cannot drift apart.
+        .testTarget(
+            name: "DocumentationTests",
+            dependencies: [
+                "CLibevent", "PreciseTimer", "PreciseTimerTesting", "PreciseTimerCalendar", "PreciseTimerCompat",
+                "PreciseTimerServiceLifecycle", "PreciseTimerMetrics",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .testTarget(

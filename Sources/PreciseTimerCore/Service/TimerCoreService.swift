@@ -81,7 +81,7 @@ extension TimerCoreService {
         return self.core.isPaused(id)
     }
 
-    /// Cancels a timer. See ``TimerService/cancel(_:)``.
+    /// Cancels a timer. See ``TimerService/cancel(_:)-(TimerID)``.
     @discardableResult
     public func cancel(_ id: TimerID) -> Bool {
         guard !self.core.isInherited else { return false }

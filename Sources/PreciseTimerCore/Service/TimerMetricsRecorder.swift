@@ -53,7 +53,7 @@ public protocol TimerMetricsRecorder: AnyObject, Sendable {
     ///   - ended: `true` when the timer ended with this call (a one-shot): one fewer pending.
     func timerFired(latenessNanoseconds: Int64, missed: UInt64, ended: Bool)
 
-    /// Timers were cancelled (``TimerService/cancel(_:)``, ``TimerService/cancelAll()``, and
+    /// Timers were cancelled (``TimerService/cancel(_:)-(TimerID)``, ``TimerService/cancelAll()``, and
     /// everything built on them: tokens, weak targets, tick sequences, clock sleeps): `count`
     /// fewer pending.
     ///

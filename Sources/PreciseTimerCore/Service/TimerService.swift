@@ -12,7 +12,7 @@
 /// - Bad input throws ``PreciseTimerError``; nothing traps, nothing is half-registered.
 /// - The service owns a handler while its timer is scheduled and releases it as soon as the
 ///   timer ends (fired one-shot, cancel, cancelAll, shutdown).
-/// - **Cancel guarantee**: once ``cancel(_:)`` (or ``pause(_:)``, ``reschedule(_:after:)``,
+/// - **Cancel guarantee**: once ``cancel(_:)-(TimerID)`` (or ``pause(_:)``, ``reschedule(_:after:)``,
 ///   ``cancelAll()``, ``shutdown()``) returns, no call that the old state allowed *begins*; a call
 ///   that had already begun (its handler running on another thread) may still finish.
 ///
@@ -147,7 +147,7 @@ public protocol TimerService: AnyObject, Sendable {
     )
     func generation(of id: TimerID) -> UInt64?
 
-    /// Cancels every scheduled timer, with ``cancel(_:)``'s guarantees for each. The service
+    /// Cancels every scheduled timer, with ``cancel(_:)-(TimerID)``'s guarantees for each. The service
     /// stays usable.
     func cancelAll()
 
