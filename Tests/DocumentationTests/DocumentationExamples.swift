@@ -90,6 +90,7 @@ func readmeTesting() async throws {
     let session = Session(timers: timers, idleTimeout: .seconds(30))
     try timers.advance(by: .seconds(30))   // fires what is due on the way, at its deadline, in order
     #expect(session.isExpired)
+    timers.advanceToNextDeadline()         // or step from deadline to deadline
 }
 
 // README.md #5

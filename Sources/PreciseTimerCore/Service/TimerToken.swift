@@ -54,7 +54,7 @@ public final class TimerToken: Sendable {
         self.cancel()
     }
 
-    /// Cancels the timer now (``TimerService/cancel(_:generation:)``'s guarantees). Idempotent.
+    /// Cancels the timer now (``TimerService/cancel(_:)-(TimerHandle)``'s guarantees). Idempotent.
     /// - Returns: `true` if the timer was still scheduled.
     @discardableResult
     public func cancel() -> Bool {
