@@ -29,9 +29,8 @@ func readmeQuickStart() async throws {
         if tick.missed > 0 { log("missed \(tick.missed) beats, \(tick.lateness) late") }
     }
 
-    // One-shot: fires once, then its ID is removed (one-shot auto-cancel).
-    let id = try timers.schedule(after: .seconds(30)) { tick in expireSession() }   // generated ID "timer-N"
-
+    // One-shot: fires once, then its generated ID ("timer-N") is removed (one-shot auto-cancel).
+    let id = try timers.schedule(after: .seconds(30)) { tick in expireSession() }
     // Off the timer thread, with a missed-tick policy; and at an instant on CLOCK_MONOTONIC:
     try timers.scheduleRepeating(id: "flush", every: .seconds(1),
                                  options: .init(executor: .queue(flushQueue), missedTicks: .burst)) { _ in flush() }
