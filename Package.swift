@@ -10,7 +10,7 @@ let package = Package(
         .library(name: "PreciseTimerCore", targets: ["PreciseTimerCore"]),
         .library(name: "PreciseTimerReference", targets: ["PreciseTimerReference"]),
         .library(name: "PreciseTimerTesting", targets: ["PreciseTimerTesting"]),
-        // The seeds' GCD wrapper shape (`execTask` / `cancelTask`), for code ported from it.
+        // The classic GCD wrapper's shape (`execTask` / `cancelTask`), for code ported from it.
         .library(name: "PreciseTimerCompat", targets: ["PreciseTimerCompat"]),
         // systemd's OnCalendar= syntax over the system's tzdata: a daemon without calendar jobs builds none of it.
         .library(name: "PreciseTimerCalendar", targets: ["PreciseTimerCalendar"]),
@@ -145,6 +145,19 @@ let package = Package(
                 "PreciseTimerCompat",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
+        ),
+        // Every Swift example of README.md and of the DocC articles, compiled, and a test that they
+        // cannot drift apart.
+        .testTarget(
+            name: "DocumentationTests",
+            dependencies: [
+                "CLibevent", "PreciseTimer", "PreciseTimerTesting", "PreciseTimerCalendar", "PreciseTimerCompat",
+                "PreciseTimerServiceLifecycle", "PreciseTimerMetrics",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .testTarget(

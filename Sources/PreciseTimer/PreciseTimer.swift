@@ -30,7 +30,7 @@ import PreciseTimerCore
 /// ## Shutting down
 ///
 /// ``/PreciseTimerCore/TimerService/shutdown()`` cancels everything, releases every handler, stops the loop thread
-/// and frees libevent (on a caller's base: takes the service's two events off it and frees them).
+/// and frees libevent (on a caller's base: takes the service's four events off it and frees them).
 /// It waits for the loop thread to exit, unless called on it (from a ``/PreciseTimerCore/TimerExecutor/loop``
 /// handler): then it returns at once and the thread exits when the handler returns. On a
 /// caller's base, see ``init(eventBase:configuration:)`` for what it waits for on which thread.
@@ -197,7 +197,7 @@ public final class PreciseTimer: TimerCoreService {
     }
 
     /// The engine's part of ``/PreciseTimerCore/TimerService/shutdown()``, once the core is closed: stops the loop
-    /// thread and frees libevent, or takes the service's two events off a caller's base (see
+    /// thread and frees libevent, or takes the service's four events off a caller's base (see
     /// Shutting down).
     package func stopEngine() {
         self.engine.stop()

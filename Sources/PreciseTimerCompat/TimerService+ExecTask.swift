@@ -11,8 +11,8 @@ extension TimerService {
     /// - Parameters:
     ///   - task: The work.
     ///   - start: Seconds to the first run; must be finite and not negative.
-    ///   - interval: Seconds between runs when `repeats`; must be finite and positive then, and
-    ///     is not read otherwise.
+    ///   - interval: Seconds between runs when `repeats`; must be finite and at least
+    ///     0.000001 (``TimerService/minimumInterval``, 1 µs) then, and is not read otherwise.
     ///   - repeats: Whether to run every `interval` after the first run.
     ///   - async: `true` runs `task` on a global queue, `false` on the service's own thread.
     /// - Returns: The timer's name for ``cancelTask(_:)``, or `nil` when a value is invalid (or

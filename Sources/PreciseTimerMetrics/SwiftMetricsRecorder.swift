@@ -170,7 +170,8 @@ public final class SwiftMetricsRecorder: TimerMetricsRecorder {
         self.pending.decrement(by: Double(count))
     }
 
-    /// That many fewer pending (shutdown, failure). See ``TimerMetricsRecorder/timersEnded(_:)``.
+    /// That many fewer pending (shutdown, failure, a deadline beyond the clock's range, a calendar
+    /// schedule that ran out or does not advance). See ``TimerMetricsRecorder/timersEnded(_:)``.
     ///
     /// - Parameter count: How many timers ended.
     public func timersEnded(_ count: Int) {

@@ -16,9 +16,9 @@ import PreciseTimerCore
 /// ```
 ///
 /// Why not one `DispatchSourceTimer` per timer, the classic GCD wrapper? That is what this type
-/// was until version 2: it cannot order timers due at the same instant (Dispatch does not),
-/// pausing a repeating source needs `suspend`/`resume` pairs that trap when unbalanced (the
-/// "over-resume" crash fixed in issue 10), and every timer costs a kernel-visible source. The
+/// once was: it cannot order timers due at the same instant (Dispatch does not), pausing a
+/// repeating source needs `suspend`/`resume` pairs that trap when unbalanced (libdispatch's
+/// "over-resume" crash), and every timer costs a kernel-visible source. The
 /// benchmark still measures raw per-timer sources as their own contestant.
 ///
 /// - Important: handlers on ``TimerExecutor/loop`` run on the service's serial queue and must not

@@ -13,9 +13,9 @@ import PreciseTimerCore
 /// ```swift
 /// let timers = TestTimerService()
 /// let session = Session(timers: timers, idleTimeout: .seconds(30))
-/// timers.advance(by: .seconds(29))
+/// try timers.advance(by: .seconds(29))   // throws only for a negative or too long duration
 /// #expect(!session.isExpired)
-/// timers.advance(by: .seconds(1))
+/// try timers.advance(by: .seconds(1))
 /// #expect(session.isExpired)
 /// ```
 ///
@@ -175,20 +175,29 @@ public final class TestTimerService: TimerCoreService {
         return true
     }
 
-    /// The earliest deadline of a pending (not paused) timer, if any, possibly in the past. A
-    /// pure read: it fires nothing, so it is safe from a handler and from any thread.
+    /// The instant at which the earliest pending (not paused) timer is due to fire, if any,
+    /// possibly in the past: the key the registry orders timers by, which is not always a
+    /// timer's deadline. For a timer with a ``TimerOptions/tolerance`` it is the point of the
+    /// tolerance's grid the timer fires at (at or after its deadline, at most the tolerance
+    /// later); for a wall-clock or ``TimerOptions/ClockKind/continuous`` timer, its current
+    /// estimate on the monotonic clock. ``TimerService/deadline(of:)`` reads one timer's
+    /// deadline, before any tolerance. A pure read: it fires nothing, so it is safe from a
+    /// handler and from any thread.
     public var nextDeadline: MonotonicInstant? {
         self.core.earliestDeadline
     }
 
-    /// How often the service would have rung a real loop's doorbell (a new earliest deadline
-    /// scheduled from outside the loop).
+    /// How often the service would have rung a real loop's doorbell: a timer scheduled (or moved)
+    /// from outside the loop with a deadline earlier than the one the loop sleeps until. Not the
+    /// loop's wake-ups to run timers: those are ``loopWakeUps``.
     public var wakeUps: Int { self.clock.wakes }
 
     /// How often a real loop would have woken to run timers: the instants ``advance(by:)`` and
-    /// its relatives stopped at to run what was due there. Timers with a tolerance
-    /// (``TimerOptions/tolerance``) whose deadlines fall in one cell of their grid share one,
-    /// so coalescing can be tested exactly.
+    /// its relatives stopped at to run what was due there (a pass that ran at least one timer).
+    /// Timers with a tolerance (``TimerOptions/tolerance``) whose deadlines fall in one cell of
+    /// their grid share one, so coalescing can be tested exactly. This is what
+    /// ``TimerMetricsRecorder/loopWokeUp()`` (the `_wakeups_total` metric) counts on a real
+    /// service; doorbell rings are ``wakeUps``.
     public var loopWakeUps: Int { self.core.wakeUps }
 
     /// Moves the clock without firing anything, as if the loop were blocked (or, from a handler,

@@ -9,8 +9,9 @@ import PreciseTimerServiceLifecycle
 import ServiceLifecycle
 import UnixSignals
 
-/// `precise-daemon-probe [--no-hold]`: the shape of the daemon in issue 21 (defect 11), for the
-/// test that stops it with SIGTERM at random moments of its start. A `ServiceGroup` of two
+/// `precise-daemon-probe [--no-hold]`: the shape of a daemon that a SIGTERM during its start used
+/// to kill (before ``EarlySignals``), for the test that stops it with SIGTERM at random moments
+/// of its start. A `ServiceGroup` of two
 /// `PreciseTimer` services, each with a 1 ms repeating timer, and a stand-in for a Hummingbird
 /// server: a nested group without signals whose server waits for graceful shutdown, as
 /// Hummingbird's `Application` runs its server.

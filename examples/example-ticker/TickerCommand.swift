@@ -49,6 +49,13 @@ struct TickerCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        #if DEBUG
+            // A debug build times the unoptimized compiler output, not the timers; stderr keeps `--json` clean.
+            FileHandle.standardError.write(
+                Data(
+                    ("warning: debug build: lateness measures the compiler, not the timers; "
+                        + "run `swift run -c release example-ticker`\n").utf8))
+        #endif
         let report = try TickerRun(command: self).run()
         if self.json {
             let encoder = JSONEncoder()

@@ -215,7 +215,9 @@ package final class TimerCore: Sendable {
 
     /// The loop's wake-ups so far: passes of ``runDue(notAfter:)`` that ran at least one timer
     /// (a batch cut at ``batchLimit`` counts once per pass). Tolerant timers due in one cell of
-    /// their grid share one.
+    /// their grid share one. `TestTimerService.loopWakeUps` reads it, and each one is reported to
+    /// ``TimerMetricsRecorder/loopWokeUp()``; rings of the engine's doorbell are not counted here
+    /// (`TestTimerService.wakeUps` counts those).
     package var wakeUps: Int { self.wakeUpCount.load(ordering: .relaxed) }
 
     // MARK: Closing

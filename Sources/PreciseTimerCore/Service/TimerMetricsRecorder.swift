@@ -73,8 +73,10 @@ public protocol TimerMetricsRecorder: AnyObject, Sendable {
     func timersCancelled(_ count: Int)
 
     /// Timers ended without firing and without a cancel: by ``TimerService/shutdown()``, by an
-    /// engine failure, or a repeating timer whose next deadline is beyond the clock's range.
-    /// `count` fewer pending.
+    /// engine failure, a repeating timer whose next deadline is beyond the clock's range, or a
+    /// calendar timer whose ``WallClockSchedule`` has no occurrence left (`next(after:)` answered
+    /// `nil`) or does not advance (then ``timerScheduleBroke()`` comes first). `count` fewer
+    /// pending.
     ///
     /// - Parameter count: How many timers ended, at least 1.
     func timersEnded(_ count: Int)

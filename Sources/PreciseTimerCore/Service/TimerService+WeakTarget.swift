@@ -31,7 +31,7 @@ extension TimerService {
     ///
     /// - Parameters:
     ///   - id: The timer's name, or `nil` for a generated one.
-    ///   - interval: The period; must be greater than zero.
+    ///   - interval: The period; at least ``TimerService/minimumInterval``.
     ///   - delay: Time to the first fire, or `nil` for one interval.
     ///   - options: Executor and missed-tick policy.
     ///   - target: The object the action works on; held weakly.

@@ -16,7 +16,7 @@
 /// deallocates and the token is never released (capture what the handler needs instead, or use
 /// the weak-target adapter).
 ///
-/// Releasing a token only calls ``TimerService/cancel(_:)-(TimerID)``, so it is safe on any thread and
+/// Releasing a token only calls ``TimerService/cancel(_:)-(TimerHandle)``, so it is safe on any thread and
 /// inside any handler, and gives the same guarantee: once the release returns, the handler never
 /// starts again (a call already running on another thread may finish).
 ///
@@ -54,7 +54,7 @@ public final class TimerToken: Sendable {
         self.cancel()
     }
 
-    /// Cancels the timer now (``TimerService/cancel(_:generation:)``'s guarantees). Idempotent.
+    /// Cancels the timer now (``TimerService/cancel(_:)-(TimerHandle)``'s guarantees). Idempotent.
     /// - Returns: `true` if the timer was still scheduled.
     @discardableResult
     public func cancel() -> Bool {

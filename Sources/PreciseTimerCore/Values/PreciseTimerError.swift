@@ -19,8 +19,8 @@ public struct PreciseTimerError: Error, Hashable, Sendable, CustomStringConverti
         /// A delay was negative, not finite, or beyond what the clock can represent
         /// (``TimerService/maximumDuration``).
         public static let invalidDelay = Code(.invalidDelay)
-        /// A repeating interval was zero, negative, not finite, or beyond
-        /// ``TimerService/maximumDuration``.
+        /// A repeating interval was shorter than ``TimerService/minimumInterval`` (1 µs; zero
+        /// and negative included), not finite, or beyond ``TimerService/maximumDuration``.
         public static let invalidInterval = Code(.invalidInterval)
         /// The ID was the empty string.
         public static let emptyID = Code(.emptyID)
