@@ -24,6 +24,8 @@ struct BenchmarkRun {
         case metrics
         /// Wall-clock timers: lateness against the monotonic timer, calendar cost, idle CPU.
         case wallclock
+        /// `withTimeout` against a task group racing `Task.sleep`.
+        case timeout
         /// PreciseTimer beside raw libevent, Go, tokio and tokio-util's DelayQueue: the same work
         /// with the same seeded draws (not in a default run: it builds and runs the peers).
         case peers
@@ -61,6 +63,7 @@ struct BenchmarkRun {
             case .idle: self.measureIdle()
             case .metrics: self.measureMetrics()
             case .wallclock: self.measureWallClock()
+            case .timeout: self.measureTimeLimits()
             case .peers: self.measurePeers()
             }
         }
