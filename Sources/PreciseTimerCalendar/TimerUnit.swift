@@ -64,7 +64,8 @@ public struct TimerUnit: Sendable, Hashable, CustomStringConvertible {
     public var wakeSystem = false
     /// The directives accepted but without meaning in a process, as `Key=value` lines in the
     /// order given: `Unit=` (the handler is the unit), `RemainAfterElapse=`, `OnClockChange=`,
-    /// `OnTimezoneChange=`. Reported, never silently dropped. Default: none.
+    /// `OnTimezoneChange=`, and `X-…` keys (extensions systemd itself ignores). Reported, never
+    /// silently dropped. Default: none.
     public var ignored: [String] = []
 
     /// Reads a `.timer` file, or the body of its `[Timer]` section.
@@ -138,9 +139,15 @@ public struct TimerUnit: Sendable, Hashable, CustomStringConvertible {
                     clockTriggers[key] = try Self.boolean(value)
                     self.ignored.append("\(key)=\(value)")
                 case "Unit":
-                    guard !value.isEmpty else { throw Refusal("Unit= names no unit") }
+                    guard Self.isUnitName(try Self.expandSpecifiers(value)) else {
+                        throw Refusal(
+                            "'\(value)' is not a unit name with a valid type (name.service, name@instance.target, …)")
+                    }
                     guard !sawUnit else { throw Refusal("a second Unit=; a timer triggers one unit") }
                     sawUnit = true
+                    self.ignored.append("\(key)=\(value)")
+                case _ where key.hasPrefix("X-"):
+                    // systemd's extension keys: accepted without a word in systemd, reported here.
                     self.ignored.append("\(key)=\(value)")
                 default:
                     throw Refusal("an unknown key '\(key)' in [Timer] (systemd.timer(5) has no such directive)")
@@ -186,6 +193,26 @@ public struct TimerUnit: Sendable, Hashable, CustomStringConvertible {
     }
 
     private enum Section { case timer, other, `extension` }
+
+    /// The suffixes systemd's `unit_name_to_type()` knows.
+    private static let unitTypes: Set<Substring> = [
+        "service", "mount", "swap", "socket", "target", "device", "automount", "timer", "path", "slice", "scope",
+    ]
+
+    /// `unit_name_is_valid(name, UNIT_NAME_ANY)`: `name.type`, `name@instance.type` or the
+    /// template `name@.type`, of ASCII letters, digits and `:-_.\` (and `@` after the name), at
+    /// most 255 bytes.
+    private static func isUnitName(_ name: String) -> Bool {
+        guard name.utf8.count <= 255, let dot = name.lastIndex(of: "."),
+            Self.unitTypes.contains(name[name.index(after: dot)...])
+        else { return false }
+        let stem = name[..<dot]
+        guard let first = stem.first, first != "@" else { return false }
+        return stem.unicodeScalars.allSatisfy { scalar in
+            ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                || ":-_.\\@".unicodeScalars.contains(scalar)
+        }
+    }
 
     /// Why a directive's value was refused; the caller adds the line.
     private struct Refusal: Error {

@@ -38,7 +38,7 @@ struct TimerUnitTests {
         }
     }
 
-    @Test("every .timer file under /lib/systemd/system on this machine parses (none: nothing to check)")
+    @Test("every .timer file under /lib/systemd/system on this machine parses (none there: nothing to check)")
     func installedTimers() throws {
         let directory = "/lib/systemd/system"
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
@@ -224,7 +224,7 @@ struct TimerUnitTests {
             ("[Timer]\nOnCalendar=daily\nPersistent=", "Persistent=", "line 3: Persistent=: an empty value"),
             ("[Timer]\nOnCalendar=daily\nOnClockChange=sometimes", "OnClockChange=sometimes", "line 3:"),
             ("[Timer]\nOnCalendar=daily\nUnit=a.service\nUnit=b.service", "Unit=b.service", "line 4: Unit=: a second"),
-            ("[Timer]\nOnCalendar=daily\nUnit=", "Unit=", "line 3: Unit=: Unit= names no unit"),
+            ("[Timer]\nOnCalendar=daily\nUnit=", "Unit=", "line 3: Unit=: '' is not a unit name"),
             ("[Timer]\nOnCalendar=daily\n[Timers]\n", "[Timers]", "line 3: an unknown section [Timers]"),
             ("[Timer]\nOnCalendar=daily\n[Service]\nExecStart=/bin/true", "[Service]", "line 3: an unknown section"),
             ("[Timer\nOnCalendar=daily", "[Timer", "line 1: an invalid section header"),
