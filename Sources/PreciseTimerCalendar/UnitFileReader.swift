@@ -31,21 +31,29 @@ enum UnitFileReader {
         for physical in Self.physicalLines(Array(text.utf8)) {
             number += 1
             var line = physical[...]
-            let start = line.drop(while: Self.isWhitespace)
-            if let first = start.first, first == UInt8(ascii: "#") || first == UInt8(ascii: ";") { continue }
+            if let leading = line.first(where: { !Self.isWhitespace($0) }),
+                leading == UInt8(ascii: "#") || leading == UInt8(ascii: ";")
+            {
+                continue
+            }
             if !sawByteOrderMark, line.starts(with: [0xEF, 0xBB, 0xBF]) {
                 line = line.dropFirst(3)
                 sawByteOrderMark = true
             }
-            var joined = (continuation?.text ?? []) + line
-            let backslashes = joined.reversed().prefix(while: { $0 == UInt8(ascii: "\\") }).count
+            let first = continuation?.first ?? number
+            // An open continuation ends in the space that replaced its backslash, so a run of
+            // backslashes at the end lies within this line. Appending in place keeps a file of
+            // many continued lines linear.
+            let backslashes = line.reversed().prefix(while: { $0 == UInt8(ascii: "\\") }).count
+            var joined = continuation?.text ?? []
+            continuation = nil
+            joined += line
             if backslashes % 2 == 1 {
                 joined[joined.count - 1] = UInt8(ascii: " ")
-                continuation = (joined, continuation?.first ?? number)
+                continuation = (joined, first)
                 continue
             }
-            Self.append(joined, first: continuation?.first ?? number, last: number, to: &result)
-            continuation = nil
+            Self.append(joined, first: first, last: number, to: &result)
         }
         if let open = continuation {
             Self.append(open.text, first: open.first, last: number, to: &result)
