@@ -282,6 +282,17 @@ struct TimerUnitTests {
         #expect(throws: PreciseTimerError.self) { try TimerUnit("OnCalendar=daily\\\\\nPersistent=yes") }
     }
 
+    @Test("an unknown key names the directive it most likely meant")
+    func typoHint() {
+        #expect(Self.refusal("OnCalender=daily")?.detail?.hasSuffix("did you mean OnCalendar=?") == true)
+        #expect(Self.refusal("oncalendar=daily")?.detail?.hasSuffix("did you mean OnCalendar=?") == true)
+        #expect(
+            Self.refusal("OnCalendar=daily\nRandomisedDelaySec=5m")?.detail?.hasSuffix(
+                "did you mean RandomizedDelaySec=?")
+                == true)
+        #expect(Self.refusal("OnCalendar=daily\nDescription=x")?.detail?.contains("did you mean") == false)
+    }
+
     @Test("a unit is a value: Hashable, and its fields may be changed")
     func value() throws {
         var unit = try TimerUnit("OnCalendar=daily")
