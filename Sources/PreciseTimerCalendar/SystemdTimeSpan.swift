@@ -9,8 +9,9 @@
 enum SystemdTimeSpan {
     /// Why a span was refused, and the byte offset where.
     struct Failure: Error {
-        /// `EINVAL` in systemd: text that is not a span.
-        /// `ERANGE` in systemd: a negative value, or one past 2^64 - 1 µs.
+        /// systemd's errno: `invalid` is `EINVAL` (text that is not a span), `outOfRange` is
+        /// `ERANGE` (a negative value, or one past 2^64 - 1 µs); the detail says "out of range"
+        /// for the second, and the oracle test checks that it does where systemd does.
         enum Kind { case invalid, outOfRange }
         var kind: Kind
         var reason: String
