@@ -31,7 +31,7 @@ struct TimeSpanOracleTests {
         }
     }
 
-    /// The span column's escapes: `\\`, `\t`, `\n`, `\r`, `\v`, `\f`.
+    /// The first column's escapes: `\\`, `\t`, `\n`, `\r`, `\v`, `\f`, `\0`.
     static func unescape(_ text: String) -> String {
         var result = ""
         var escaped = false
@@ -43,6 +43,7 @@ struct TimeSpanOracleTests {
                 case "r": result.unicodeScalars.append("\r")
                 case "v": result.unicodeScalars.append("\u{0B}")
                 case "f": result.unicodeScalars.append("\u{0C}")
+                case "0": result.unicodeScalars.append("\u{0}")
                 default: result.unicodeScalars.append(scalar)
                 }
                 escaped = false
