@@ -8,7 +8,8 @@
 ///   continuation (it is skipped and the continuation goes on). Nothing else is a comment:
 ///   `OnCalendar=daily # 3am` is a value with a `#` in it.
 /// - A line ending in an odd number of backslashes continues on the next one; the last
-///   backslash becomes a space. A continuation still open at the end of the text is read as is.
+///   backslash becomes a space. A continuation still open at the end of the text is read as is,
+///   its last line counted one past the text's last, as systemd counts it.
 /// - A UTF-8 byte order mark at the start of a line is dropped once (after the comment check,
 ///   so a mark before `#` makes a line that is not a comment, as in systemd).
 /// - Whitespace is systemd's `WHITESPACE`: space, tab, newline, carriage return.
@@ -56,7 +57,8 @@ enum UnitFileReader {
             Self.append(joined, first: first, last: number, to: &result)
         }
         if let open = continuation {
-            Self.append(open.text, first: open.first, last: number, to: &result)
+            // systemd counts one more line here (`parse_line(…, ++line, …)` after its loop).
+            Self.append(open.text, first: open.first, last: number + 1, to: &result)
         }
         return result
     }

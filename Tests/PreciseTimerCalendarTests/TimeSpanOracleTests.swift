@@ -22,7 +22,7 @@ struct TimeSpanOracleTests {
             .appendingPathComponent("Fixtures/timespan.tsv")
         let text = try String(contentsOf: url, encoding: .utf8)
         return text.split(separator: "\n").compactMap { line in
-            guard !line.hasPrefix("#") else { return nil }
+            guard !line.hasPrefix("# systemd-analyze") else { return nil }
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard fields.count == 3 else { return nil }
             let error = fields[1].hasPrefix("ERROR: ") ? String(fields[1].dropFirst(7)) : nil
