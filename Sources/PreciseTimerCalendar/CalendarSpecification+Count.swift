@@ -1,0 +1,372 @@
+/// Counting a specification's occurrences without walking them: what
+/// ``CalendarSchedule/occurrences(after:notAfter:)`` adds up.
+///
+/// The walk (``CalendarSpecification/next(afterMicroseconds:zone:)``, systemd's `find_next`)
+/// is plain calendar arithmetic wherever every `mktime` it makes lands in one stretch of
+/// constant offset: it then answers the first local time at or after the base whose fields all
+/// match. ``CalendarCounter`` counts those local times per civil day (matching days ×
+/// matching times of day) and ``RegularStretch`` finds the bases for which the walk is that
+/// arithmetic; everything else (a DST change, a leap second, a long empty stretch) is left to
+/// `next(afterMicroseconds:)` itself, one step at a time.
+extension CalendarSpecification {
+    /// Whether `value` is one of `chain`'s values (`find_matching_component` leaves it as it
+    /// is); days (`isDay`) in the month `month` (1...12) of `year`.
+    func matches(_ chain: [CalendarComponent]?, isDay: Bool, value: Int, year: Int = 2001, month: Int = 1) -> Bool {
+        var converter = LocalTimeConverter(zone: .utc)
+        let time = BrokenDownTime(
+            localSeconds: CivilTime.days(year: year, month: month, day: 1) * CivilTime.secondsPerDay, isDST: false)
+        var moved = value
+        return self.matchingComponent(chain, isDay: isDay, time: time, value: &moved, converter: &converter) == 0
+    }
+}
+
+/// The microseconds of a minute (0 ..< 60 000 000) a specification's seconds field matches.
+struct MicrosecondSet {
+    static let perMinute = 60 * CalendarSpecification.microsecondsPerSecond
+
+    private enum Storage {
+        case values([Int])
+        case progression(start: Int, step: Int, count: Int)
+    }
+
+    private let storage: Storage
+    let count: Int
+
+    /// nil when the set is too large to list and is not one progression, or when the walk's
+    /// carry into the next minute skips some of it (see ``CalendarCounter/init(_:)``).
+    init?(_ chain: [CalendarComponent]?) {
+        let end = Self.perMinute
+        guard let chain else {
+            self.storage = .progression(start: 0, step: 1, count: end)
+            self.count = end
+            return
+        }
+        var progressions: [(start: Int, step: Int, count: Int)] = []
+        var total = 0
+        for component in chain {
+            guard component.start >= 0, component.start < end else { continue }
+            if component.repetition > 0 {
+                let last = component.stop >= 0 ? min(component.stop, end - 1) : end - 1
+                guard last >= component.start else {
+                    progressions.append((component.start, 1, 1))
+                    total += 1
+                    continue
+                }
+                let count = (last - component.start) / component.repetition + 1
+                progressions.append((component.start, component.repetition, count))
+                total += count
+            } else {
+                progressions.append((component.start, 1, 1))
+                total += 1
+            }
+        }
+        if progressions.count == 1 {
+            self.storage = .progression(
+                start: progressions[0].start, step: progressions[0].step, count: progressions[0].count)
+            self.count = progressions[0].count
+        } else if total <= 200_000 {
+            var values: [Int] = []
+            values.reserveCapacity(total)
+            for progression in progressions {
+                for index in 0..<progression.count { values.append(progression.start + index * progression.step) }
+            }
+            values.sort()
+            var unique: [Int] = []
+            unique.reserveCapacity(values.count)
+            for value in values where unique.last != value { unique.append(value) }
+            self.storage = .values(unique)
+            self.count = unique.count
+        } else {
+            return nil
+        }
+    }
+
+    var minimum: Int? {
+        switch self.storage {
+        case .values(let values): return values.first
+        case .progression(let start, _, let count): return count > 0 ? start : nil
+        }
+    }
+
+    /// How many values are at most `value`.
+    func count(through value: Int) -> Int {
+        switch self.storage {
+        case .values(let values):
+            var low = 0
+            var high = values.count
+            while low < high {
+                let middle = (low + high) / 2
+                if values[middle] <= value { low = middle + 1 } else { high = middle }
+            }
+            return low
+        case .progression(let start, let step, let count):
+            guard value >= start else { return 0 }
+            return min(count, (value - start) / step + 1)
+        }
+    }
+
+    /// The largest value at most `value`.
+    func last(through value: Int) -> Int? {
+        switch self.storage {
+        case .values(let values):
+            let count = self.count(through: value)
+            return count > 0 ? values[count - 1] : nil
+        case .progression(let start, let step, _):
+            let count = self.count(through: value)
+            return count > 0 ? start + (count - 1) * step : nil
+        }
+    }
+}
+
+/// A specification's matching local times as calendar arithmetic: which days match (year,
+/// month, day of the month or from its end, weekday), which times of day (hour × minute ×
+/// microsecond of the minute), and how many lie in a range of local time.
+struct CalendarCounter {
+    static let microsecondsPerDay = CivilTime.secondsPerDay * CalendarSpecification.microsecondsPerSecond
+    static let microsecondsPerHour = 3600 * CalendarSpecification.microsecondsPerSecond
+    static let microsecondsPerMinute = 60 * CalendarSpecification.microsecondsPerSecond
+    /// Two consecutive matching days further apart than this end a counted stretch: the walk
+    /// crosses such a gap itself (systemd's search gives up after 1 000 steps, which a gap of
+    /// years can take; one of 100 days takes at most a few hundred).
+    static let longestCountedGap = 100
+
+    private let specification: CalendarSpecification
+    private let hours: UInt32
+    private let minutes: UInt64
+    private let seconds: MicrosecondSet
+    private let months: UInt16
+    /// Days of the month that match, by the month's length (index 0...3 for 28...31 days).
+    private let daysByLength: [UInt64]
+    /// Days of the month whose weekday matches, by the weekday of the 1st (0 = Monday).
+    private let daysByFirstWeekday: [UInt64]
+    private let perMinute: Int
+    private let perHour: Int
+    let perDay: Int
+    /// The last matching time of day (valid when ``perDay`` > 0).
+    private let lastTimeOfDay: Int
+
+    /// nil for a seconds field this cannot count: a list too long to hold that is not one
+    /// progression, or a repetition whose carry into the next minute keeps a fraction below
+    /// the field's first value (`0,0.5/45`: from :45.5 the walk tries :90.5, carries it to
+    /// :00.5 of the next minute and so never fires at :00 after :45.5).
+    init?(_ specification: CalendarSpecification) {
+        guard let seconds = MicrosecondSet(specification.microsecond) else { return nil }
+        self.specification = specification
+        self.seconds = seconds
+        var hours: UInt32 = 0
+        for hour in 0..<24 where specification.matches(specification.hour, isDay: false, value: hour) {
+            hours |= 1 << hour
+        }
+        var minutes: UInt64 = 0
+        for minute in 0..<60 where specification.matches(specification.minute, isDay: false, value: minute) {
+            minutes |= 1 << minute
+        }
+        var months: UInt16 = 0
+        for month in 1...12 where specification.matches(specification.month, isDay: false, value: month) {
+            months |= 1 << month
+        }
+        // systemd's search carries a value past the end of its field into the next one
+        // (`tm_within_bounds`) and resets only the field just below the largest one that
+        // changed: what was carried into the others stays. From :45.5 under `0,0.5/45` it
+        // tries :90.5 and goes on from :00.5 of the next minute, skipping :00; under `*:0/7`
+        // from 23:56 it tries 23:63 and goes on from 00:03 of the next day, skipping 00:00.
+        // The count here has no such skips: a specification whose carries skip a match is
+        // left to the walk.
+        let perSecond = CalendarSpecification.microsecondsPerSecond
+        let carriedSeconds = Self.firstPastEnd(specification.microsecond, end: MicrosecondSet.perMinute)
+        if let carried = carriedSeconds {
+            // Into the next minute: the fraction stays.
+            if seconds.count(through: carried % perSecond - 1) > 0 { return nil }
+            // Into the next hour or day (from minute 59 to minute 0): all of it stays.
+            if minutes & (1 << 59) != 0 && minutes & 1 != 0 && seconds.count(through: carried - 1) > 0 { return nil }
+        }
+        // Minutes carried into the next day (from hour 23 to hour 0) stay.
+        if let carried = Self.firstPastEnd(specification.minute, end: 60), hours & (1 << 23) != 0, hours & 1 != 0,
+            (minutes & ((1 << carried) - 1)) != 0
+        {
+            return nil
+        }
+        // Hours carried into the next month stay.
+        if let carried = Self.firstPastEnd(specification.hour, end: 24), (hours & ((1 << carried) - 1)) != 0 {
+            return nil
+        }
+        self.hours = hours
+        self.minutes = minutes
+        self.months = months
+        // Months of 28, 29, 30 and 31 days: February 2001, February 2004, April and January 2001.
+        self.daysByLength = [(2001, 2), (2004, 2), (2001, 4), (2001, 1)].map { year, month in
+            var mask: UInt64 = 0
+            for day in 1...CivilTime.daysInMonth(year: year, month: month)
+            where specification.matches(specification.day, isDay: true, value: day, year: year, month: month) {
+                mask |= 1 << day
+            }
+            return mask
+        }
+        let weekdays = specification.weekdays
+        self.daysByFirstWeekday = (0..<7).map { first in
+            var mask: UInt64 = 0
+            for day in 1...31 {
+                let weekday = (first + day - 1) % 7
+                if weekdays < 0 || weekdays >= CalendarSpecification.weekdayBitsAll || weekdays & (1 << weekday) != 0 {
+                    mask |= 1 << day
+                }
+            }
+            return mask
+        }
+        self.perMinute = seconds.count
+        self.perHour = minutes.nonzeroBitCount * self.perMinute
+        self.perDay = hours.nonzeroBitCount * self.perHour
+        var lastTimeOfDay = 0
+        if self.perDay > 0, let last = seconds.last(through: MicrosecondSet.perMinute - 1) {
+            lastTimeOfDay =
+                (31 - hours.leadingZeroBitCount) * Self.microsecondsPerHour
+                + (63 - minutes.leadingZeroBitCount) * Self.microsecondsPerMinute + last
+        }
+        self.lastTimeOfDay = lastTimeOfDay
+    }
+
+    /// How far past `end` the first value past it of a repetition without end lies (the
+    /// smallest over the chain): what `find_matching_component` answers once the field's
+    /// values are exhausted. nil: no repetition without end.
+    private static func firstPastEnd(_ chain: [CalendarComponent]?, end: Int) -> Int? {
+        var first: Int?
+        for component in chain ?? [] where component.stop < 0 && component.repetition > 0 && component.start < end {
+            let steps = (end - component.start + component.repetition - 1) / component.repetition
+            let past = component.start + steps * component.repetition - end
+            first = min(first ?? past, past)
+        }
+        return first
+    }
+
+    /// How many matching times of day are at most `time` (microseconds since midnight).
+    private func count(through time: Int) -> Int {
+        let hour = time / Self.microsecondsPerHour
+        let minute = time / Self.microsecondsPerMinute % 60
+        var count = (self.hours & ((1 << hour) - 1)).nonzeroBitCount * self.perHour
+        guard self.hours & (1 << hour) != 0 else { return count }
+        count += (self.minutes & ((1 << minute) - 1)).nonzeroBitCount * self.perMinute
+        guard self.minutes & (1 << minute) != 0 else { return count }
+        return count + self.seconds.count(through: time % Self.microsecondsPerMinute)
+    }
+
+    /// The last matching time of day at most `time`.
+    private func last(through time: Int) -> Int? {
+        let hour = time / Self.microsecondsPerHour
+        let minute = time / Self.microsecondsPerMinute % 60
+        let lastSecond = self.seconds.last(through: MicrosecondSet.perMinute - 1) ?? 0
+        if self.hours & (1 << hour) != 0 {
+            if self.minutes & (1 << minute) != 0,
+                let second = self.seconds.last(through: time % Self.microsecondsPerMinute)
+            {
+                return hour * Self.microsecondsPerHour + minute * Self.microsecondsPerMinute + second
+            }
+            let earlier = self.minutes & ((1 << minute) - 1)
+            if earlier != 0 {
+                return hour * Self.microsecondsPerHour + (63 - earlier.leadingZeroBitCount) * Self.microsecondsPerMinute
+                    + lastSecond
+            }
+        }
+        let earlier = self.hours & ((1 << hour) - 1)
+        guard earlier != 0 else { return nil }
+        return (31 - earlier.leadingZeroBitCount) * Self.microsecondsPerHour
+            + (63 - self.minutes.leadingZeroBitCount) * Self.microsecondsPerMinute + lastSecond
+    }
+
+    /// Whether the year matches (and is not past the last one systemd considers).
+    private func matches(year: Int) -> Bool {
+        year <= CalendarSpecification.maximumYear
+            && self.specification.matches(self.specification.year, isDay: false, value: year)
+    }
+
+    /// The matching days of the month that starts on day `first` (days since 1970-01-01).
+    private func matchingDays(year: Int, month: Int, first: Int, length: Int) -> UInt64 {
+        guard self.months & (1 << month) != 0, self.matches(year: year) else { return 0 }
+        let weekdayOfFirst = CivilTime.floorDivide(first + 3, 7).remainder
+        return self.daysByLength[length - 28] & self.daysByFirstWeekday[weekdayOfFirst]
+    }
+
+    /// The matching local times in `(after, through]` (microseconds since 1970-01-01 on a
+    /// clock that reads local time): how many, and the last. Stops early, before a gap of more
+    /// than ``longestCountedGap`` days between matching days (or after `after`'s day).
+    func count(after: Int, through: Int) -> (count: Int, last: Int?) {
+        guard self.perDay > 0, through > after else { return (0, nil) }
+        let (firstDay, firstTime) = CivilTime.floorDivide(after, Self.microsecondsPerDay)
+        let (lastDay, lastTime) = CivilTime.floorDivide(through, Self.microsecondsPerDay)
+        var count = 0
+        var last: Int?
+        var lastMatchingDay = firstDay
+        do {
+            let date = CivilTime.date(days: firstDay)
+            let length = CivilTime.daysInMonth(year: date.year, month: date.month)
+            let days = self.matchingDays(
+                year: date.year, month: date.month, first: firstDay - date.day + 1, length: length)
+            if days & (1 << date.day) != 0 {
+                let end = lastDay == firstDay ? lastTime : Self.microsecondsPerDay - 1
+                let found = self.count(through: end) - self.count(through: firstTime)
+                if found > 0, let time = self.last(through: end) {
+                    count += found
+                    last = firstDay * Self.microsecondsPerDay + time
+                }
+            }
+        }
+        var day = firstDay + 1
+        while day <= lastDay {
+            let date = CivilTime.date(days: day)
+            let length = CivilTime.daysInMonth(year: date.year, month: date.month)
+            let first = day - date.day + 1
+            let monthEnd = first + length - 1
+            var days = self.matchingDays(year: date.year, month: date.month, first: first, length: length)
+            // Only the days from `day` through `lastDay`, the last of them apart.
+            let top = min(monthEnd, lastDay) - first + 1
+            days &= ~((1 << date.day) - 1) & ((1 << (top + 1)) - 1)
+            var partial = false
+            if lastDay <= monthEnd && days & (1 << (lastDay - first + 1)) != 0 {
+                days &= ~(1 << (lastDay - first + 1))
+                partial = true
+            }
+            if days != 0 {
+                let earliest = first + days.trailingZeroBitCount - 1
+                if earliest - lastMatchingDay > Self.longestCountedGap { return (count, last) }
+                count += days.nonzeroBitCount * self.perDay
+                lastMatchingDay = first + (63 - days.leadingZeroBitCount) - 1
+                last = lastMatchingDay * Self.microsecondsPerDay + self.lastTimeOfDay
+            }
+            if partial {
+                if lastDay - lastMatchingDay > Self.longestCountedGap { return (count, last) }
+                let found = self.count(through: lastTime)
+                if found > 0, let time = self.last(through: lastTime) {
+                    count += found
+                    last = lastDay * Self.microsecondsPerDay + time
+                }
+            }
+            day = monthEnd + 1
+        }
+        return (count, last)
+    }
+}
+
+extension TimeZoneRules {
+    /// The stretch of instants `[start, end)` around `instant` over which the local time type
+    /// stays `type` (pieces of equal type joined, a few either way), an inserted leap second
+    /// at its start left out. `start` > `instant` when `instant` is that leap second.
+    func constantStretch(containing instant: Int) -> (type: LocalTimeType, start: Int, end: Int) {
+        let piece = self.localTime(at: instant)
+        var start = piece.validFrom
+        var end = piece.validUntil
+        func same(_ other: LocalTimeType) -> Bool {
+            other.utcOffset == piece.type.utcOffset && other.isDST == piece.type.isDST
+        }
+        for _ in 0..<4 where start != .min && !self.isInsertedLeapSecond(start) {
+            let before = self.localTime(at: start - 1)
+            guard same(before.type), before.validFrom < start else { break }
+            start = before.validFrom
+        }
+        for _ in 0..<4 where end != .max {
+            let after = self.localTime(at: end)
+            guard same(after.type), after.validUntil > end, !self.isInsertedLeapSecond(end) else { break }
+            end = after.validUntil
+        }
+        if start != .min && self.isInsertedLeapSecond(start) { start += 1 }
+        return (piece.type, start, end)
+    }
+}

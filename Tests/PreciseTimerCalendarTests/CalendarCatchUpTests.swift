@@ -1,0 +1,196 @@
+import PreciseTimerCalendar
+import PreciseTimerCore
+import Testing
+
+/// `CalendarSchedule.occurrences(after:notAfter:)`: its count must be the naive walk's, one
+/// `next(after:)` after another, everywhere, and fast over years.
+@Suite("CalendarSchedule catch-up")
+struct CalendarCatchUpTests {
+    private static func instant(_ seconds: Int) -> WallClockInstant {
+        WallClockInstant(nanosecondsSinceEpoch: Int64(seconds) * 1_000_000_000)
+    }
+
+    /// The naive walk from `occurrence`: at most `limit` steps not after `instant`; the
+    /// occurrences it passed and the last, and whether it stopped at the limit.
+    private static func walk(
+        _ schedule: CalendarSchedule, after occurrence: WallClockInstant, notAfter instant: WallClockInstant,
+        limit: Int
+    ) -> (passed: UInt64, latest: WallClockInstant?, full: Bool) {
+        var passed: UInt64 = 0
+        var latest: WallClockInstant?
+        var base = occurrence
+        while passed < limit, let next = schedule.next(after: base), next > base, next <= instant {
+            passed += 1
+            latest = next
+            base = next
+        }
+        return (passed, latest, passed == limit)
+    }
+
+    /// Days since 1970-01-01 of a date (proleptic Gregorian).
+    private static func days(_ year: Int, _ month: Int, _ day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        return era * 146_097 + yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear - 719_468
+    }
+
+    /// SplitMix64, as the specification generator uses.
+    private struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            self.state &+= 0x9E37_79B9_7F4A_7C15
+            var z = self.state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func int(_ range: ClosedRange<Int>) -> Int {
+            range.lowerBound + Int(self.next() % UInt64(range.count))
+        }
+    }
+
+    @Test("generated specifications, bases around DST changes in five local zones and right/: the naive walk's count")
+    func differential() throws {
+        var generator = SpecificationGenerator(seed: 0xCA7C_0042)
+        var random = Random(state: 0x5EED)
+        let localZones = [
+            "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Europe/Dublin", "right/Europe/Berlin",
+        ]
+        // Specifications that stress the changes themselves, then generated ones.
+        var texts = [
+            "*:*:0/1", "*:*:*", "*:0/7", "*-*-* 02:30", "*-*-* 02,03:*:0/20", "*:*:0.25/0.5", "hourly", "daily",
+            "Sun *-*-* 01..03:*:0/10", "*-*~01 02:00..03:59:0/30", "*:*:0/1 CET", "*:0/5 CEST", "*:*:0/1 UTC",
+            "*:*:0/1 right/UTC", "*:*:0/1 Asia/Kathmandu", "*:*:0/30 Australia/Lord_Howe", "*:0/2 Europe/Dublin",
+        ]
+        for _ in 0..<2000 { texts.append(generator.next()) }
+        var compared = 0
+        var failures: [String] = []
+        for (index, text) in texts.enumerated() {
+            let zone = localZones[index % localZones.count]
+            guard let schedule = try? CalendarSchedule(text, localTimeZone: zone) else { continue }
+            for _ in 0..<3 {
+                // A base in the months of the changes (northern and southern), 2025...2040, and
+                // a gap of up to three days.
+                let year = random.int(2025...2040)
+                let month = [3, 4, 10, 11][random.int(0...3)]
+                let start = Self.days(year, month, 1) * 86_400 + random.int(0...(31 * 86_400))
+                let fraction = Int64(random.int(0...999_999_999))
+                let occurrence = WallClockInstant(nanosecondsSinceEpoch: Int64(start) * 1_000_000_000 + fraction)
+                var end = WallClockInstant(
+                    nanosecondsSinceEpoch: occurrence.nanosecondsSinceEpoch + Int64(random.int(1...(3 * 86_400)))
+                        * 1_000_000_000 + Int64(random.int(0...999_999_999)))
+                var naive = Self.walk(schedule, after: occurrence, notAfter: end, limit: 1500)
+                if naive.full, let latest = naive.latest {
+                    // A dense specification: compare up to the walk's last step.
+                    end = latest
+                    naive = (naive.passed, latest, false)
+                }
+                let counted = schedule.occurrences(after: occurrence, notAfter: end)
+                compared += 1
+                if counted?.passed ?? 0 != naive.passed || counted?.latest != naive.latest {
+                    failures.append(
+                        "\(text) [TZ=\(zone)] after \(occurrence.nanosecondsSinceEpoch) not after "
+                            + "\(end.nanosecondsSinceEpoch): counted \(String(describing: counted)), "
+                            + "walked \(naive.passed) to \(String(describing: naive.latest))")
+                }
+            }
+        }
+        #expect(compared > 600)
+        #expect(
+            failures.isEmpty, "\(failures.count) of \(compared) differ:\n\(failures.prefix(20).joined(separator: "\n"))"
+        )
+    }
+
+    @Test("exactly at the changes: every second from two hours before to two after, for five specifications")
+    func atTheChanges() throws {
+        // 2026 in Berlin: 03-29 01:00Z (spring), 10-25 01:00Z (fall); New York: 03-08 07:00Z, 11-01 06:00Z.
+        let cases: [(zone: String, change: Int)] = [
+            ("Europe/Berlin", 1_774_746_000), ("Europe/Berlin", 1_792_890_000),
+            ("America/New_York", 1_772_953_200), ("America/New_York", 1_793_512_800),
+            ("right/Europe/Berlin", 1_792_890_027),
+        ]
+        var failures: [String] = []
+        for (zone, change) in cases {
+            for text in ["*:*:0/1", "*:0/20:0/30", "*-*-* 01,02:30", "*:*:0/1 UTC"] {
+                let schedule = try CalendarSchedule(text, localTimeZone: zone)
+                for startOffset in stride(from: -9000, through: 9000, by: 1789) {
+                    let occurrence = Self.instant(change + startOffset)
+                    let end = Self.instant(change + startOffset + 5400)
+                    let naive = Self.walk(schedule, after: occurrence, notAfter: end, limit: 10_000)
+                    let counted = schedule.occurrences(after: occurrence, notAfter: end)
+                    if counted?.passed ?? 0 != naive.passed || counted?.latest != naive.latest {
+                        failures.append(
+                            "\(text) [TZ=\(zone)] from \(change + startOffset): \(String(describing: counted)), walked \(naive)"
+                        )
+                    }
+                }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+
+    @Test("a year of *:*:0/1 in Europe/Berlin: every second but the repeated hour, counted in milliseconds")
+    func oneYearEverySecond() throws {
+        let schedule = try CalendarSchedule("*:*:0/1 Europe/Berlin")
+        let start = Self.days(2026, 1, 1) * 86_400
+        let end = Self.days(2027, 1, 1) * 86_400
+        // The fall-back on 2026-10-25 at 01:00Z repeats 02:00...02:59 local: the walk fires
+        // through the first pass (CEST) and goes on from 03:00 CET, so the hour 01:00Z...01:59:59Z
+        // passes without an occurrence.
+        let fall = 1_792_890_000
+        let near = Self.walk(schedule, after: Self.instant(fall - 2), notAfter: Self.instant(fall + 3602), limit: 10)
+        #expect(near.passed == 4)  // fall-1, then fall+3600, +3601, +3602
+        #expect(near.latest == Self.instant(fall + 3602))
+        let clock = ContinuousClock()
+        var counted: WallClockCatchUp?
+        let elapsed = clock.measure {
+            counted = schedule.occurrences(after: Self.instant(start), notAfter: Self.instant(end))
+        }
+        #expect(counted?.passed == UInt64(end - start - 3600))
+        #expect(counted?.latest == Self.instant(end))
+        #expect(elapsed < .milliseconds(500), "\(elapsed)")
+
+        // In UTC every second is one.
+        let utc = try CalendarSchedule("*:*:0/1 UTC")
+        #expect(utc.occurrences(after: Self.instant(start), notAfter: Self.instant(end))?.passed == UInt64(end - start))
+    }
+
+    @Test("1970 to 2026 under *:*:0/1 Europe/Berlin (a board's clock stepped by NTP): one call, exact")
+    func boardBootedIn1970() throws {
+        let schedule = try CalendarSchedule("*:*:0/1 Europe/Berlin")
+        let end = Self.days(2026, 1, 1) * 86_400
+        let clock = ContinuousClock()
+        var counted: WallClockCatchUp?
+        let elapsed = clock.measure {
+            counted = schedule.occurrences(after: Self.instant(0), notAfter: Self.instant(end))
+        }
+        // Berlin has fallen back once a year since 1980: 46 repeated hours without an occurrence.
+        #expect(counted?.passed == UInt64(end - 46 * 3600))
+        #expect(counted?.latest == Self.instant(end))
+        #expect(elapsed < .milliseconds(500), "\(elapsed)")
+        print("catch-up 1970-01-01 to 2026-01-01 under *:*:0/1 Europe/Berlin: \(counted?.passed ?? 0) in \(elapsed)")
+    }
+
+    @Test("no occurrence, a base past the end, before 1970, past 2199: nil or a count, never a trap")
+    func edges() throws {
+        let daily = try CalendarSchedule("daily", localTimeZone: "UTC")
+        #expect(daily.occurrences(after: Self.instant(100), notAfter: Self.instant(100)) == nil)
+        #expect(daily.occurrences(after: Self.instant(100), notAfter: Self.instant(50)) == nil)
+        #expect(daily.occurrences(after: Self.instant(100), notAfter: Self.instant(86_399)) == nil)
+        #expect(
+            daily.occurrences(after: Self.instant(-5), notAfter: Self.instant(86_400))
+                == WallClockCatchUp(latest: Self.instant(86_400), passed: 2))
+        let last = WallClockInstant(nanosecondsSinceEpoch: .max)
+        let count = try #require(daily.occurrences(after: Self.instant(0), notAfter: last))
+        // Every day from 1970-01-02 to 2199-12-31 (the last year systemd considers).
+        #expect(count.passed == UInt64(Self.days(2200, 1, 1) - 1))
+        #expect(count.latest == Self.instant((Self.days(2200, 1, 1) - 1) * 86_400))
+        #expect(
+            daily.occurrences(after: WallClockInstant(nanosecondsSinceEpoch: .min), notAfter: last)?.passed
+                == UInt64(Self.days(2200, 1, 1)))
+        let never = try CalendarSchedule("2025-02-28 12:00 UTC")
+        #expect(never.occurrences(after: Self.instant(1_800_000_000), notAfter: last) == nil)
+    }
+}
