@@ -36,6 +36,10 @@ import PreciseTimerCore
 /// times there are 27 s later than in the plain zone today, and so is UTC (`… UTC`, `@…`) in a
 /// process whose local zone is one. No Foundation.
 ///
+/// After a clock step or a suspend, ``occurrences(after:notAfter:)`` counts what was passed
+/// over exactly (the number of answers ``next(after:)`` would give one after another) without
+/// walking it: 56 years of `*:*:0/1` in one call, in milliseconds.
+///
 /// - Important: ``next(after:)`` is pure arithmetic on the instant (no file access, no lock),
 ///   as ``/PreciseTimerCore/WallClockSchedule`` requires: a service calls it with its
 ///   registry's lock held. Files are read only when a schedule is created.
