@@ -141,14 +141,41 @@ struct CalendarCounter {
     private let daysByFirstWeekday: [UInt64]
     private let perMinute: Int
     private let perHour: Int
+    /// Matching times in a day (at least one when the specification can fire at all).
     let perDay: Int
-    /// The last matching time of day (valid when ``perDay`` > 0).
+    /// The last matching time of day (valid when ``perDay`` > 0); the walk never skips it.
     private let lastTimeOfDay: Int
 
-    /// nil for a seconds field this cannot count: a list too long to hold that is not one
-    /// progression, or a repetition whose carry into the next minute keeps a fraction below
-    /// the field's first value (`0,0.5/45`: from :45.5 the walk tries :90.5, carries it to
-    /// :00.5 of the next minute and so never fires at :00 after :45.5).
+    // systemd's search carries a value past the end of its field into the next field
+    // (`tm_within_bounds`) and then resets only the field just below the largest one that
+    // changed: what was carried into the others stays, and the matches below it are skipped.
+    // Under `*:0/7`, from 23:56 it tries 23:63, goes on from 00:03 of the next day and never
+    // fires at 00:00 after a day that fired; under `*:*:0/45`, from 12:59:45 it tries 12:59:90
+    // and goes on from 13:00:30, skipping 13:00:00. The walk passes the last match of every
+    // field (what is carried is less than the repetition), so each skip recurs at every
+    // boundary of its kind and is counted per boundary:
+    /// Microseconds skipped at the start of a minute entered from the minute before (in the
+    /// same hour, both matching): the carried seconds are reset, the fraction stays.
+    private let minuteSkip: Int
+    /// Minutes `m` (1...59) where that happens: `m` and `m - 1` match.
+    private let skipMinutes: UInt64
+    /// Matches skipped in minute 0 of an hour entered from the hour before (both matching,
+    /// minute 59 and minute 0 matching): all the carried seconds stay.
+    private let hourSkip: Int
+    /// Hours `h` (1...23) where that happens.
+    private let skipHours: UInt32
+    /// Where the walk goes on in a matching day entered from the matching day before
+    /// (microseconds since midnight): what its last hour carries (seconds carried from 23:59,
+    /// minutes from hour 23), or, from a day whose last hour is before 23, the hours carried
+    /// into the 1st of a month.
+    private let entryAfterCarry: Int
+    /// Whether ``entryAfterCarry`` applies after every matching day, or only across a month.
+    private let carriesEveryDay: Bool
+    /// Occurrences in a matching day entered from a reset (at its first match), or from a carry.
+    private var perDayEntered = 0
+    private var perDayCarried = 0
+
+    /// nil for a seconds field too large to list that is not one progression.
     init?(_ specification: CalendarSpecification) {
         guard let seconds = MicrosecondSet(specification.microsecond) else { return nil }
         self.specification = specification
@@ -164,31 +191,6 @@ struct CalendarCounter {
         var months: UInt16 = 0
         for month in 1...12 where specification.matches(specification.month, isDay: false, value: month) {
             months |= 1 << month
-        }
-        // systemd's search carries a value past the end of its field into the next one
-        // (`tm_within_bounds`) and resets only the field just below the largest one that
-        // changed: what was carried into the others stays. From :45.5 under `0,0.5/45` it
-        // tries :90.5 and goes on from :00.5 of the next minute, skipping :00; under `*:0/7`
-        // from 23:56 it tries 23:63 and goes on from 00:03 of the next day, skipping 00:00.
-        // The count here has no such skips: a specification whose carries skip a match is
-        // left to the walk.
-        let perSecond = CalendarSpecification.microsecondsPerSecond
-        let carriedSeconds = Self.firstPastEnd(specification.microsecond, end: MicrosecondSet.perMinute)
-        if let carried = carriedSeconds {
-            // Into the next minute: the fraction stays.
-            if seconds.count(through: carried % perSecond - 1) > 0 { return nil }
-            // Into the next hour or day (from minute 59 to minute 0): all of it stays.
-            if minutes & (1 << 59) != 0 && minutes & 1 != 0 && seconds.count(through: carried - 1) > 0 { return nil }
-        }
-        // Minutes carried into the next day (from hour 23 to hour 0) stay.
-        if let carried = Self.firstPastEnd(specification.minute, end: 60), hours & (1 << 23) != 0, hours & 1 != 0,
-            (minutes & ((1 << carried) - 1)) != 0
-        {
-            return nil
-        }
-        // Hours carried into the next month stay.
-        if let carried = Self.firstPastEnd(specification.hour, end: 24), (hours & ((1 << carried) - 1)) != 0 {
-            return nil
         }
         self.hours = hours
         self.minutes = minutes
@@ -215,14 +217,45 @@ struct CalendarCounter {
         }
         self.perMinute = seconds.count
         self.perHour = minutes.nonzeroBitCount * self.perMinute
-        self.perDay = hours.nonzeroBitCount * self.perHour
+        let perDay = hours.nonzeroBitCount * self.perHour
+        self.perDay = perDay
         var lastTimeOfDay = 0
-        if self.perDay > 0, let last = seconds.last(through: MicrosecondSet.perMinute - 1) {
+        if perDay > 0, let last = seconds.last(through: MicrosecondSet.perMinute - 1) {
             lastTimeOfDay =
                 (31 - hours.leadingZeroBitCount) * Self.microsecondsPerHour
                 + (63 - minutes.leadingZeroBitCount) * Self.microsecondsPerMinute + last
         }
         self.lastTimeOfDay = lastTimeOfDay
+
+        let perSecond = CalendarSpecification.microsecondsPerSecond
+        let carriedSeconds = Self.firstPastEnd(specification.microsecond, end: MicrosecondSet.perMinute)
+        let carriedMinutes = Self.firstPastEnd(specification.minute, end: 60)
+        let carriedHours = Self.firstPastEnd(specification.hour, end: 24)
+        var minuteSkip = 0
+        var hourSkip = 0
+        if let carried = carriedSeconds {
+            minuteSkip = carried % perSecond
+            if minutes & (1 << 59) != 0 && minutes & 1 != 0 { hourSkip = carried }
+        }
+        self.minuteSkip = minuteSkip
+        self.hourSkip = hourSkip
+        self.skipMinutes = minuteSkip > 0 ? minutes & (minutes << 1) & ~1 & ((1 << 60) - 1) : 0
+        self.skipHours = hourSkip > 0 ? hours & (hours << 1) & ~1 & ((1 << 24) - 1) : 0
+        if hours & (1 << 23) != 0 {
+            self.carriesEveryDay = true
+            if minutes & (1 << 59) != 0 {
+                self.entryAfterCarry = carriedSeconds ?? 0
+            } else {
+                self.entryAfterCarry = (carriedMinutes ?? 0) * Self.microsecondsPerMinute
+            }
+        } else {
+            self.carriesEveryDay = false
+            self.entryAfterCarry = (carriedHours ?? 0) * Self.microsecondsPerHour
+        }
+        if perDay > 0 {
+            self.perDayEntered = self.walkCount(from: 0, through: Self.microsecondsPerDay - 1)
+            self.perDayCarried = self.walkCount(from: self.entryAfterCarry, through: Self.microsecondsPerDay - 1)
+        }
     }
 
     /// How far past `end` the first value past it of a repetition without end lies (the
@@ -262,14 +295,82 @@ struct CalendarCounter {
             }
             let earlier = self.minutes & ((1 << minute) - 1)
             if earlier != 0 {
-                return hour * Self.microsecondsPerHour + (63 - earlier.leadingZeroBitCount) * Self.microsecondsPerMinute
-                    + lastSecond
+                return hour * Self.microsecondsPerHour + (63 - earlier.leadingZeroBitCount)
+                    * Self.microsecondsPerMinute + lastSecond
             }
         }
         let earlier = self.hours & ((1 << hour) - 1)
         guard earlier != 0 else { return nil }
         return (31 - earlier.leadingZeroBitCount) * Self.microsecondsPerHour
             + (63 - self.minutes.leadingZeroBitCount) * Self.microsecondsPerMinute + lastSecond
+    }
+
+    /// Matches the walk skips in minute `minute` of hour `hour` when it enters that minute from
+    /// the one before, among the microseconds at most `second`.
+    private func skipped(hour: Int, minute: Int, through second: Int) -> Int {
+        var count = 0
+        if self.hours & (1 << hour) != 0 && self.skipMinutes & (1 << minute) != 0 {
+            count += self.seconds.count(through: min(second, self.minuteSkip - 1))
+        }
+        if minute == 0 && self.skipHours & (1 << hour) != 0 {
+            count += self.seconds.count(through: min(second, self.hourSkip - 1))
+        }
+        return count
+    }
+
+    /// Matches skipped in the minutes of a day before `minute` of `hour`.
+    private func skipped(before hour: Int, _ minute: Int) -> Int {
+        let lowHours = (1 << hour) - 1
+        let minuteCount = self.skipMinutes.nonzeroBitCount > 0 ? self.seconds.count(through: self.minuteSkip - 1) : 0
+        let hourCount = self.skipHours != 0 ? self.seconds.count(through: self.hourSkip - 1) : 0
+        var count = (self.hours & UInt32(lowHours)).nonzeroBitCount * self.skipMinutes.nonzeroBitCount * minuteCount
+        count += (self.skipHours & UInt32(lowHours)).nonzeroBitCount * hourCount
+        if self.hours & (1 << hour) != 0 {
+            count += (self.skipMinutes & ((1 << minute) - 1)).nonzeroBitCount * minuteCount
+        }
+        if minute > 0 && self.skipHours & (1 << hour) != 0 { count += hourCount }
+        return count
+    }
+
+    /// Matches the walk skips in the minutes after the one of `entry` up to `time` (both
+    /// microseconds since midnight): it goes through every minute boundary after its entry.
+    private func skipped(after entry: Int, through time: Int) -> Int {
+        let entryMinute = entry / Self.microsecondsPerMinute
+        let minute = time / Self.microsecondsPerMinute
+        guard minute > entryMinute else { return 0 }
+        let through =
+            self.skipped(before: minute / 60, minute % 60)
+            + self.skipped(hour: minute / 60, minute: minute % 60, through: time % Self.microsecondsPerMinute)
+        let before =
+            self.skipped(before: entryMinute / 60, entryMinute % 60)
+            + self.skipped(hour: entryMinute / 60, minute: entryMinute % 60, through: MicrosecondSet.perMinute - 1)
+        return through - before
+    }
+
+    /// The occurrences of a matching day the walk finds from a search that starts at `entry`
+    /// (microseconds since midnight, itself a candidate) through `time`.
+    private func walkCount(from entry: Int, through time: Int) -> Int {
+        guard time >= entry else { return 0 }
+        let before = entry > 0 ? self.count(through: entry - 1) : 0
+        return self.count(through: time) - before - self.skipped(after: entry, through: time)
+    }
+
+    /// The last of them.
+    private func walkLast(from entry: Int, through time: Int) -> Int? {
+        guard time >= entry, var last = self.last(through: time), last >= entry else { return nil }
+        let minute = last / Self.microsecondsPerMinute
+        if minute > entry / Self.microsecondsPerMinute
+            && self.skipped(hour: minute / 60, minute: minute % 60, through: last % Self.microsecondsPerMinute)
+                > self.skipped(
+                    hour: minute / 60, minute: minute % 60, through: last % Self.microsecondsPerMinute - 1)
+        {
+            // Skipped: the minute's earlier matches are too; the last of the minute before is not.
+            guard let earlier = self.last(through: minute * Self.microsecondsPerMinute - 1), earlier >= entry else {
+                return nil
+            }
+            last = earlier
+        }
+        return last
     }
 
     /// Whether the year matches (and is not past the last one systemd considers).
@@ -285,9 +386,10 @@ struct CalendarCounter {
         return self.daysByLength[length - 28] & self.daysByFirstWeekday[weekdayOfFirst]
     }
 
-    /// The matching local times in `(after, through]` (microseconds since 1970-01-01 on a
-    /// clock that reads local time): how many, and the last. Stops early, before a gap of more
-    /// than ``longestCountedGap`` days between matching days (or after `after`'s day).
+    /// The occurrences the walk finds in `(after, through]` (microseconds since 1970-01-01 on
+    /// a clock that reads local time) from a search that starts just after `after`: how many,
+    /// and the last. Stops early, before a gap of more than ``longestCountedGap`` days between
+    /// matching days (or after `after`'s day).
     func count(after: Int, through: Int) -> (count: Int, last: Int?) {
         guard self.perDay > 0, through > after else { return (0, nil) }
         let (firstDay, firstTime) = CivilTime.floorDivide(after, Self.microsecondsPerDay)
@@ -295,15 +397,17 @@ struct CalendarCounter {
         var count = 0
         var last: Int?
         var lastMatchingDay = firstDay
+        var previousMatches = false
         do {
             let date = CivilTime.date(days: firstDay)
             let length = CivilTime.daysInMonth(year: date.year, month: date.month)
             let days = self.matchingDays(
                 year: date.year, month: date.month, first: firstDay - date.day + 1, length: length)
             if days & (1 << date.day) != 0 {
+                previousMatches = true
                 let end = lastDay == firstDay ? lastTime : Self.microsecondsPerDay - 1
-                let found = self.count(through: end) - self.count(through: firstTime)
-                if found > 0, let time = self.last(through: end) {
+                let found = self.walkCount(from: firstTime + 1, through: end)
+                if found > 0, let time = self.walkLast(from: firstTime + 1, through: end) {
                     count += found
                     last = firstDay * Self.microsecondsPerDay + time
                 }
@@ -315,10 +419,15 @@ struct CalendarCounter {
             let length = CivilTime.daysInMonth(year: date.year, month: date.month)
             let first = day - date.day + 1
             let monthEnd = first + length - 1
-            var days = self.matchingDays(year: date.year, month: date.month, first: first, length: length)
+            let matching = self.matchingDays(year: date.year, month: date.month, first: first, length: length)
+            // Days entered from a matching day with a carry.
+            let fromBefore: UInt64 = previousMatches ? 1 << 1 : 0
+            let carried =
+                self.carriesEveryDay ? matching & ((matching << 1) | fromBefore) : matching & fromBefore
+            previousMatches = matching & (1 << length) != 0
             // Only the days from `day` through `lastDay`, the last of them apart.
             let top = min(monthEnd, lastDay) - first + 1
-            days &= ~((1 << date.day) - 1) & ((1 << (top + 1)) - 1)
+            var days = matching & ~((1 << date.day) - 1) & ((1 << (top + 1)) - 1)
             var partial = false
             if lastDay <= monthEnd && days & (1 << (lastDay - first + 1)) != 0 {
                 days &= ~(1 << (lastDay - first + 1))
@@ -327,14 +436,16 @@ struct CalendarCounter {
             if days != 0 {
                 let earliest = first + days.trailingZeroBitCount - 1
                 if earliest - lastMatchingDay > Self.longestCountedGap { return (count, last) }
-                count += days.nonzeroBitCount * self.perDay
+                count += (days & carried).nonzeroBitCount * self.perDayCarried
+                count += (days & ~carried).nonzeroBitCount * self.perDayEntered
                 lastMatchingDay = first + (63 - days.leadingZeroBitCount) - 1
                 last = lastMatchingDay * Self.microsecondsPerDay + self.lastTimeOfDay
             }
             if partial {
                 if lastDay - lastMatchingDay > Self.longestCountedGap { return (count, last) }
-                let found = self.count(through: lastTime)
-                if found > 0, let time = self.last(through: lastTime) {
+                let entry = carried & (1 << (lastDay - first + 1)) != 0 ? self.entryAfterCarry : 0
+                let found = self.walkCount(from: entry, through: lastTime)
+                if found > 0, let time = self.walkLast(from: entry, through: lastTime) {
                     count += found
                     last = lastDay * Self.microsecondsPerDay + time
                 }

@@ -103,6 +103,49 @@ struct CalendarCatchUpTests {
         )
     }
 
+    /// systemd's search carries a value past the end of its field into the next one and keeps
+    /// what it carried below the largest field that changed: `*:0/7` never fires at 00:00
+    /// after a day that fired (23:56 → 23:63 → 00:03 → 00:07), `*:*:0/45` never at hh:00:00
+    /// after the hour before fired, `0/5:00` not at 00:00 on the 1st after the month's last day.
+    @Test("specifications whose carries skip matches: the naive walk's count, across days and months")
+    func carries() throws {
+        let texts = [
+            "*:0/7", "*:*:0/45", "0/5:00", "0/5:0/7:0/45", "*:5/50", "*:*:0,0.5/45", "*:*:0.5/45", "*:*:0/0.7",
+            "22,23:0/7", "1/7:*:0/45", "Mon..Fri 0/5:0/7", "*-*~03 0/5:0/7", "*:59:0/45", "23:59:0/45",
+            "*:0,59:0/45", "*-*-01 0/7:00",
+        ]
+        var random = Random(state: 0xCA_441E5)
+        var failures: [String] = []
+        var compared = 0
+        for (index, text) in texts.enumerated() {
+            for zone in ["UTC", "Europe/Berlin"] {
+                let schedule = try CalendarSchedule(text, localTimeZone: zone)
+                for _ in 0..<4 {
+                    // Around a month's end, up to 40 days.
+                    let month = random.int(1...12)
+                    let start = Self.days(2027, month, 1) * 86_400 - random.int(0...(3 * 86_400)) + index
+                    let occurrence = Self.instant(start)
+                    var end = Self.instant(start + random.int(1...(40 * 86_400)))
+                    var naive = Self.walk(schedule, after: occurrence, notAfter: end, limit: 3000)
+                    if naive.full, let latest = naive.latest {
+                        end = latest
+                        naive = (naive.passed, latest, false)
+                    }
+                    let counted = schedule.occurrences(after: occurrence, notAfter: end)
+                    compared += 1
+                    if counted?.passed ?? 0 != naive.passed || counted?.latest != naive.latest {
+                        failures.append(
+                            "\(text) [TZ=\(zone)] after \(start) not after \(end): counted "
+                                + "\(String(describing: counted)), walked \(naive.passed) to \(String(describing: naive.latest))"
+                        )
+                    }
+                }
+            }
+        }
+        #expect(compared == texts.count * 8)
+        #expect(failures.isEmpty, "\(failures.count) differ:\n\(failures.joined(separator: "\n"))")
+    }
+
     @Test("exactly at the changes: every second from two hours before to two after, for five specifications")
     func atTheChanges() throws {
         // 2026 in Berlin: 03-29 01:00Z (spring), 10-25 01:00Z (fall); New York: 03-08 07:00Z, 11-01 06:00Z.
