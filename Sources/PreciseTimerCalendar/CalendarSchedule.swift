@@ -205,21 +205,23 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     }
 
     /// The occurrences after `occurrence` that are not after `instant`, counted exactly: the
-    /// latest, and how many there are (the ones ``next(after:)`` would answer one after another
-    /// from `occurrence`, to the last one not after `instant`). `nil` when there is none.
+    /// latest, and how many there are (the answers ``next(after:)`` would give one after
+    /// another from `occurrence`, to the last one not after `instant`). `nil` when there is none.
     ///
-    /// A step of years under `*:*:*` (1.8 billion occurrences in 56 years) takes one call and
-    /// well under a millisecond: where `next(after:)` is plain calendar arithmetic (every local
-    /// time it looks at lies in one stretch of constant UTC offset, as between two DST changes)
-    /// the occurrences are counted per civil day, matching days times matching times of day;
-    /// where it is not (around a DST change, a leap second of a `right/` zone, a gap of more
-    /// than 100 days between matching days) this walks `next(after:)` itself, which is
-    /// usually a step or two per change.
+    /// A step of years takes one call and milliseconds: 1970 to 2026 under
+    /// `*:*:0/1 Europe/Berlin` (1 767 060 000 occurrences) takes about 3 ms in a debug build.
+    /// Where `next(after:)` is plain calendar arithmetic (every local time it looks at lies in
+    /// one stretch of constant UTC offset, as between two DST changes) the occurrences are
+    /// counted per civil day: matching days times matching times of day, less the matches
+    /// systemd's search skips where it carries a value into the next field (`*:0/7` never
+    /// fires at 00:00 after a day that fired). Where it is not (around a DST change, a leap
+    /// second of a `right/` zone, a gap of more than 100 days between matching days) this
+    /// walks `next(after:)` itself, usually a step or two per change; so a local time that
+    /// does not exist is skipped and one that happens twice counted as the walk fires it.
     ///
     /// Exact but for two kinds of specification that walk throughout: one that names the local
     /// zone's abbreviation (`… CET`) while the zone keeps the other kind of time, and one whose
-    /// seconds field is neither a list of at most 200 000 values nor a single repetition (or
-    /// carries a fraction into the next minute past its first value, `0,0.5/45`). After
+    /// seconds field is neither a single repetition nor a list of at most 200 000 values. After
     /// 100 000 steps of walking they hand over to the protocol's default search: `latest` stays
     /// exact, `passed` is then a lower bound.
     public func occurrences(after occurrence: WallClockInstant, notAfter instant: WallClockInstant) -> WallClockCatchUp?
