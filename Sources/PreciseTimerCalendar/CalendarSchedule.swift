@@ -281,7 +281,6 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     {
         guard base < limit else { return nil }
         let perSecond = CalendarSpecification.microsecondsPerSecond
-        let perDay = CalendarCounter.microsecondsPerDay
         let second = CivilTime.floorDivide(base + 1, perSecond).quotient
         var offset = 0
         var stretchStart = Int.min
@@ -313,23 +312,92 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         let civilAfter = base + offset * perSecond
         var civilThrough = through + offset * perSecond
         if self.parsed.endOfMonth && !self.zone.isUTC {
-            // Days counted from the end of the month look at the whole month (and a day either
-            // side): all of it must lie in the stretch.
-            let startDay = CivilTime.floorDivide(civilAfter + 1, perDay).quotient
-            let monthStart = startDay - CivilTime.date(days: startDay).day + 1
-            guard stretchStart == .min || (monthStart - 1) * CivilTime.secondsPerDay >= stretchStart + offset else {
-                return nil
-            }
-            if stretchEnd != .max {
-                let capDay = CivilTime.floorDivide(stretchEnd + offset, CivilTime.secondsPerDay).quotient - 3
-                let capMonthStart = capDay - CivilTime.date(days: capDay).day + 1
-                civilThrough = min(civilThrough, capMonthStart * perDay - 1)
-            }
+            guard
+                let bound = self.endOfMonthBound(
+                    offset: offset, stretchStart: stretchStart, stretchEnd: stretchEnd, civilAfter: civilAfter)
+            else { return nil }
+            civilThrough = min(civilThrough, bound)
         }
         guard civilThrough > civilAfter else { return nil }
         let run = counter.count(after: civilAfter, through: civilThrough)
         guard run.count > 0, let last = run.last else { return nil }
         return (run.count, last - offset * perSecond)
+    }
+
+    /// For a specification with days from the end of the month: the last local time
+    /// (microseconds) a counted run from `civilAfter` may reach in the stretch
+    /// `[stretchStart, stretchEnd)` of offset `offset`; nil when the run cannot start there.
+    ///
+    /// systemd's `find_end_of_month` converts a time elsewhere in the month, perhaps in
+    /// another stretch, and `mktime` then starts its next conversions from that stretch's
+    /// offset. A local time that exists once still converts to its instant from the offset of
+    /// this stretch or of either neighbour (in at most three probes), so the run must stay
+    /// clear of the local times a neighbour repeats, the month must reach no stretch beyond
+    /// the neighbours, and the conversion elsewhere must keep its day: no skipped local time
+    /// may touch a midnight. A specification with a daylight flag keeps to months wholly
+    /// inside the stretch.
+    private func endOfMonthBound(offset: Int, stretchStart: Int, stretchEnd: Int, civilAfter: Int) -> Int? {
+        let perSecond = CalendarSpecification.microsecondsPerSecond
+        let perDay = CalendarCounter.microsecondsPerDay
+        let day = CivilTime.secondsPerDay
+        let startDay = CivilTime.floorDivide(civilAfter + 1, perDay).quotient
+        let monthStart = startDay - CivilTime.date(days: startDay).day + 1
+        if self.parsed.dst >= 0 {
+            guard stretchStart == .min || (monthStart - 1) * day >= stretchStart + offset else { return nil }
+            guard stretchEnd != .max else { return .max }
+            let capDay = CivilTime.floorDivide(stretchEnd + offset, day).quotient - 3
+            return (capDay - CivilTime.date(days: capDay).day + 1) * perDay - 1
+        }
+        // A skipped local time that touches a midnight may move a conversion to another day:
+        // only if a conversion for a month near it falls on one of its days.
+        func touchesMidnight(_ from: Int, _ until: Int) -> Bool {
+            guard
+                from % day == 0
+                    || CivilTime.floorDivide(from, day).quotient != CivilTime.floorDivide(until, day).quotient
+            else { return false }
+            let first = CivilTime.floorDivide(from, day).quotient - 1
+            let last = CivilTime.floorDivide(until, day).quotient + 1
+            // The months whose conversions reach those days: from two months before to the one after.
+            let date = CivilTime.date(days: first)
+            var month = (date.year, date.month)
+            for _ in 0..<2 { month = month.1 == 1 ? (month.0 - 1, 12) : (month.0, month.1 - 1) }
+            for _ in 0..<4 {
+                let start = CivilTime.days(year: month.0, month: month.1, day: 1)
+                let next = start + CivilTime.daysInMonth(year: month.0, month: month.1)
+                for component in self.parsed.day ?? [] {
+                    for fromEnd in [component.start, component.stop]
+                    where (next - fromEnd) >= first && (next - fromEnd) <= last {
+                        return true
+                    }
+                }
+                month = month.1 == 12 ? (month.0 + 1, 1) : (month.0, month.1 + 1)
+            }
+            return false
+        }
+        // A month (and a day or two either side) inside the stretch asks nothing more.
+        if stretchStart != .min && (monthStart - 2) * day - offset < stretchStart {
+            let before = self.zone.constantStretch(containing: stretchStart - 1)
+            let repeatedUntil = stretchStart + max(offset, before.type.utcOffset)
+            guard civilAfter + 1 >= repeatedUntil * perSecond,
+                before.start == .min || before.start + 2 * day <= (monthStart - 1) * day - offset,
+                before.type.utcOffset >= offset
+                    || !touchesMidnight(stretchStart + before.type.utcOffset, stretchStart + offset)
+            else { return nil }
+        }
+        guard stretchEnd != .max else { return .max }
+        let insideDay = CivilTime.floorDivide(stretchEnd + offset, day).quotient - 4
+        let inside = (insideDay - CivilTime.date(days: insideDay).day + 1) * perDay - 1
+        let after = self.zone.constantStretch(containing: stretchEnd)
+        guard after.start == stretchEnd,
+            after.type.utcOffset <= offset || !touchesMidnight(stretchEnd + offset, stretchEnd + after.type.utcOffset)
+        else { return inside }
+        var bound = (stretchEnd + min(offset, after.type.utcOffset)) * perSecond - 1
+        if after.end != .max {
+            // Months that reach past the neighbour stay out.
+            let capDay = CivilTime.floorDivide(after.end + min(offset, after.type.utcOffset), day).quotient - 5
+            bound = min(bound, (capDay - CivilTime.date(days: capDay).day + 1) * perDay - 1)
+        }
+        return max(bound, inside)
     }
 
     /// Two schedules are equal when they name the same occurrences in the same zone: equal

@@ -150,7 +150,7 @@ struct CalendarCatchUpTests {
         #expect(failures.isEmpty, "\(failures.count) differ:\n\(failures.joined(separator: "\n"))")
     }
 
-    @Test("at the changes and a leap second: from two hours before to one after, four specifications")
+    @Test("at the changes and a leap second: from two hours before to one after, five specifications")
     func atTheChanges() throws {
         // 2026 in Berlin: 03-29 01:00Z (spring), 10-25 01:00Z (fall); New York: 03-08 07:00Z, 11-01 06:00Z.
         let cases: [(zone: String, change: Int)] = [
@@ -159,10 +159,13 @@ struct CalendarCatchUpTests {
             ("right/Europe/Berlin", 1_792_890_027),
             // The leap second 2016-12-31T23:59:60Z (a right/ zone's clock counts the 26 before it).
             ("right/UTC", 1_483_228_826), ("right/Europe/Berlin", 1_483_228_826),
+            // Santiago changes at midnight: 2026-04-05 03:00Z (back), 2026-09-06 04:00Z (forward).
+            ("America/Santiago", Self.days(2026, 4, 5) * 86_400 + 10_800),
+            ("America/Santiago", Self.days(2026, 9, 6) * 86_400 + 14_400),
         ]
         var failures: [String] = []
         for (zone, change) in cases {
-            for text in ["*:*:0/1", "*:0/20:0/30", "*-*-* 01,02:30", "*:*:0/3 UTC"] {
+            for text in ["*:*:0/1", "*:0/20:0/30", "*-*-* 01,02:30", "*:*:0/3 UTC", "*-*~03,07 *:*:0/5"] {
                 let schedule = try CalendarSchedule(text, localTimeZone: zone)
                 for startOffset in stride(from: -7300, through: 3700, by: 1571) {
                     // Up to 2 000 occurrences, from 2 h before the change to 1 h after it.
@@ -183,6 +186,33 @@ struct CalendarCatchUpTests {
             }
         }
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+
+    /// Days from the end of the month convert a local time elsewhere in the month, which
+    /// may lie across a DST change (and, in Santiago, on the day a skipped midnight moves).
+    @Test("days from the end of the month over two years in zones with DST: the naive walk's count")
+    func fromTheEndOfTheMonth() throws {
+        let start = Self.instant(Self.days(2025, 1, 1) * 86_400)
+        let end = Self.instant(Self.days(2027, 1, 1) * 86_400)
+        var failures: [String] = []
+        let clock = ContinuousClock()
+        var walking = Duration.zero
+        var counting = Duration.zero
+        for zone in ["Europe/Berlin", "America/Santiago", "America/New_York", "Europe/Dublin"] {
+            for text in ["*-*~03 *:0/7", "*-*~01..07/2 0/6:00:00", "Sun *-*~07 *:0/20"] {
+                let schedule = try CalendarSchedule(text, localTimeZone: zone)
+                var naive = (passed: UInt64(0), latest: WallClockInstant?.none, full: false)
+                walking += clock.measure { naive = Self.walk(schedule, after: start, notAfter: end, limit: 20_000) }
+                var counted: WallClockCatchUp?
+                counting += clock.measure { counted = schedule.occurrences(after: start, notAfter: end) }
+                if naive.full || counted?.passed ?? 0 != naive.passed || counted?.latest != naive.latest {
+                    failures.append("\(text) [TZ=\(zone)]: \(String(describing: counted)), walked \(naive)")
+                }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+        // Counted, not walked: the walk takes a step per occurrence, the count a few per change.
+        #expect(counting * 10 < walking, "counting \(counting), walking \(walking)")
     }
 
     @Test("a year of *:*:0/1 in Europe/Berlin: every second but the repeated hour, counted in milliseconds")
