@@ -311,6 +311,11 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
         }
         let civilAfter = base + offset * perSecond
         var civilThrough = through + offset * perSecond
+        if stretchEnd != .max && stretchEnd < Int.max / (2 * perSecond) && !self.zone.isUTC {
+            // What the search carries past a field's end is converted where it lands (and its
+            // daylight flag kept): in the stretch too.
+            civilThrough = min(civilThrough, (stretchEnd + offset) * perSecond - 1 - counter.carryReach)
+        }
         if self.parsed.endOfMonth && !self.zone.isUTC {
             guard
                 let bound = self.endOfMonthBound(

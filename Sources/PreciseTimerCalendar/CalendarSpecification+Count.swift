@@ -12,11 +12,22 @@ extension CalendarSpecification {
     /// Whether `value` is one of `chain`'s values (`find_matching_component` leaves it as it
     /// is); days (`isDay`) in the month `month` (1...12) of `year`.
     func matches(_ chain: [CalendarComponent]?, isDay: Bool, value: Int, year: Int = 2001, month: Int = 1) -> Bool {
+        self.firstValue(chain, isDay: isDay, from: value, year: year, month: month) == value
+    }
+
+    /// The first of `chain`'s values at or after `value` (perhaps past the field's range), as
+    /// `find_matching_component` finds it; nil: none.
+    func firstValue(
+        _ chain: [CalendarComponent]?, isDay: Bool, from value: Int, year: Int = 2001, month: Int = 1
+    )
+        -> Int?
+    {
         var converter = LocalTimeConverter(zone: .utc)
         let time = BrokenDownTime(
             localSeconds: CivilTime.days(year: year, month: month, day: 1) * CivilTime.secondsPerDay, isDST: false)
         var moved = value
-        return self.matchingComponent(chain, isDay: isDay, time: time, value: &moved, converter: &converter) == 0
+        return self.matchingComponent(chain, isDay: isDay, time: time, value: &moved, converter: &converter) >= 0
+            ? moved : nil
     }
 }
 
@@ -171,6 +182,11 @@ struct CalendarCounter {
     private let entryAfterCarry: Int
     /// Whether ``entryAfterCarry`` applies after every matching day, or only across a month.
     private let carriesEveryDay: Bool
+    /// How far past the start of the next field (microseconds of local time) a value carried
+    /// into it can reach: `tm_within_bounds` converts the carried time there before it resets
+    /// the fields below, and its daylight flag stays for the next conversion. A counted run
+    /// keeps that far inside its stretch.
+    let carryReach: Int
     /// Occurrences in a matching day entered from a reset (at its first match), or from a carry.
     private var perDayEntered = 0
     private var perDayCarried = 0
@@ -252,6 +268,25 @@ struct CalendarCounter {
             self.carriesEveryDay = false
             self.entryAfterCarry = (carriedHours ?? 0) * Self.microsecondsPerHour
         }
+        var reach = max(
+            carriedSeconds ?? 0, (carriedMinutes ?? 0) * Self.microsecondsPerMinute,
+            (carriedHours ?? 0) * Self.microsecondsPerHour)
+        for (year, month) in [(2001, 2), (2004, 2), (2001, 4), (2001, 1)] {
+            let length = CivilTime.daysInMonth(year: year, month: month)
+            for day in 1...length {
+                if let value = specification.firstValue(
+                    specification.day, isDay: true, from: day, year: year, month: month), value > length
+                {
+                    reach = max(reach, (value - length - 1) * Self.microsecondsPerDay)
+                }
+            }
+        }
+        for month in 1...12 {
+            if let value = specification.firstValue(specification.month, isDay: false, from: month), value > 12 {
+                reach = max(reach, (value - 12) * 31 * Self.microsecondsPerDay)
+            }
+        }
+        self.carryReach = reach
         if perDay > 0 {
             self.perDayEntered = self.walkCount(from: 0, through: Self.microsecondsPerDay - 1)
             self.perDayCarried = self.walkCount(from: self.entryAfterCarry, through: Self.microsecondsPerDay - 1)

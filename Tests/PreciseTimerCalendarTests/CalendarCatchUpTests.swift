@@ -107,6 +107,40 @@ struct CalendarCatchUpTests {
         )
     }
 
+    /// Years of sparse specifications: many DST changes per call. The first one is a
+    /// regression: from 2021-12-20 its search tries month 16, which `mktime` carries into
+    /// April 2022 (daylight time) before the reset to January, and the daylight flag it kept
+    /// sends the walk back to December for good (systemd gives up: "never").
+    @Test("generated specifications over two years in eight zones: the naive walk's count")
+    func longRanges() throws {
+        var generator = SpecificationGenerator(seed: 77)
+        let zones = [
+            "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Europe/Dublin", "right/Europe/Berlin",
+            "America/Santiago", "Asia/Tehran", "Africa/Casablanca",
+        ]
+        var texts = [("Fri..Sat 6,1..1,6/5-20,1..3/5,13..23/6 14..17/1,20:27/4 Europe/Berlin", 1_637_438_340)]
+        for index in 0..<1500 { texts.append((generator.next(), 1_600_000_000 + index * 7919 % 100_000_000)) }
+        var compared = 0
+        var failures: [String] = []
+        for (index, (text, start)) in texts.enumerated() {
+            let zone = zones[index % zones.count]
+            guard let schedule = try? CalendarSchedule(text, localTimeZone: zone) else { continue }
+            let occurrence = Self.instant(start)
+            let end = Self.instant(start + 2 * 365 * 86_400)
+            let naive = Self.walk(schedule, after: occurrence, notAfter: end, limit: 1000)
+            if naive.full { continue }
+            let counted = schedule.occurrences(after: occurrence, notAfter: end)
+            compared += 1
+            if counted?.passed ?? 0 != naive.passed || counted?.latest != naive.latest {
+                failures.append(
+                    "\(text) [TZ=\(zone)] after \(start): counted \(String(describing: counted)), walked "
+                        + "\(naive.passed) to \(String(describing: naive.latest))")
+            }
+        }
+        #expect(compared > 50)
+        #expect(failures.isEmpty, "\(failures.count) of \(compared) differ:\n\(failures.joined(separator: "\n"))")
+    }
+
     /// systemd's search carries a value past the end of its field into the next one and keeps
     /// what it carried below the largest field that changed: `*:0/7` never fires at 00:00
     /// after a day that fired (23:56 → 23:63 → 00:03 → 00:07), `*:*:0/45` never at hh:00:00
