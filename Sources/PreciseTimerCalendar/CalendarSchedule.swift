@@ -219,11 +219,12 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     /// walks `next(after:)` itself, usually a step or two per change; so a local time that
     /// does not exist is skipped and one that happens twice counted as the walk fires it.
     ///
-    /// Exact but for two kinds of specification that walk throughout: one that names the local
-    /// zone's abbreviation (`… CET`) while the zone keeps the other kind of time, and one whose
-    /// seconds field is neither a single repetition nor a list of at most 200 000 values. After
-    /// 100 000 steps of walking they hand over to the protocol's default search: `latest` stays
-    /// exact, `passed` is then a lower bound.
+    /// Two kinds of specification are walked where others are counted: one that names the
+    /// local zone's abbreviation (`… CET`), while the zone keeps the other kind of time, and one
+    /// whose seconds field is neither a single repetition nor a list of at most 200 000 values
+    /// (`*:*:0/0.000003,0.000001/0.000002`). Only when a call has walked 100 000 steps does it
+    /// hand over to the protocol's default search: `latest` stays exact, `passed` is then a
+    /// lower bound. Every other answer is exact.
     public func occurrences(after occurrence: WallClockInstant, notAfter instant: WallClockInstant) -> WallClockCatchUp?
     {
         let end = instant.nanosecondsSinceEpoch

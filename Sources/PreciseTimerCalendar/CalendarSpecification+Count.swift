@@ -162,7 +162,8 @@ struct CalendarCounter {
     // changed: what was carried into the others stays, and the matches below it are skipped.
     // Under `*:0/7`, from 23:56 it tries 23:63, goes on from 00:03 of the next day and never
     // fires at 00:00 after a day that fired; under `*:*:0/45`, from 12:59:45 it tries 12:59:90
-    // and goes on from 13:00:30, skipping 13:00:00. The walk passes the last match of every
+    // and goes on from 13:00:30, skipping 13:00:00; under `*-*-05,16,19/10`, from December 29th
+    // it tries the 39th and goes on from January 8th, skipping the 5th. The walk passes the last match of every
     // field (what is carried is less than the repetition), so each skip recurs at every
     // boundary of its kind and is counted per boundary:
     /// Microseconds skipped at the start of a minute entered from the minute before (in the
@@ -187,6 +188,8 @@ struct CalendarCounter {
     /// the fields below, and its daylight flag stays for the next conversion. A counted run
     /// keeps that far inside its stretch.
     let carryReach: Int
+    /// The day of January the walk goes on from after a matching December (1: the 1st).
+    private let januaryEntry: Int
     /// Occurrences in a matching day entered from a reset (at its first match), or from a carry.
     private var perDayEntered = 0
     private var perDayCarried = 0
@@ -287,6 +290,19 @@ struct CalendarCounter {
             }
         }
         self.carryReach = reach
+        // A day carried past December's end changes the year, and only the month is reset:
+        // the walk goes on from that day of January.
+        var januaryEntry = 1
+        let december = self.daysByLength[3]
+        if december != 0 && december & (1 << 31) == 0 {
+            let lastDay = 63 - december.leadingZeroBitCount
+            if let value = specification.firstValue(
+                specification.day, isDay: true, from: lastDay + 1, year: 2001, month: 12), value > 31
+            {
+                januaryEntry = value - 31
+            }
+        }
+        self.januaryEntry = januaryEntry
         if perDay > 0 {
             self.perDayEntered = self.walkCount(from: 0, through: Self.microsecondsPerDay - 1)
             self.perDayCarried = self.walkCount(from: self.entryAfterCarry, through: Self.microsecondsPerDay - 1)
@@ -454,7 +470,12 @@ struct CalendarCounter {
             let length = CivilTime.daysInMonth(year: date.year, month: date.month)
             let first = day - date.day + 1
             let monthEnd = first + length - 1
-            let matching = self.matchingDays(year: date.year, month: date.month, first: first, length: length)
+            var matching = self.matchingDays(year: date.year, month: date.month, first: first, length: length)
+            if date.month == 1 && self.januaryEntry > 1 && first > firstDay && self.months & (1 << 12) != 0
+                && self.matches(year: date.year - 1)
+            {
+                matching &= ~((1 << self.januaryEntry) - 1)
+            }
             // Days entered from a matching day with a carry.
             let fromBefore: UInt64 = previousMatches ? 1 << 1 : 0
             let carried =
