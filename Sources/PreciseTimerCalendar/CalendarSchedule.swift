@@ -219,12 +219,14 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     /// walks `next(after:)` itself, usually a step or two per change; so a local time that
     /// does not exist is skipped and one that happens twice counted as the walk fires it.
     ///
-    /// Two kinds of specification are walked where others are counted: one that names the
-    /// local zone's abbreviation (`… CET`), while the zone keeps the other kind of time, and one
+    /// Three kinds of specification are walked where others are counted: one that names the
+    /// local zone's abbreviation (`… CET`), while the zone keeps the other kind of time; one
     /// whose seconds field is neither a single repetition nor a list of at most 200 000 values
-    /// (`*:*:0/0.000003,0.000001/0.000002`). Only when a call has walked 100 000 steps does it
-    /// hand over to the protocol's default search: `latest` stays exact, `passed` is then a
-    /// lower bound. Every other answer is exact.
+    /// (`*:*:0/0.000003,0.000001/0.000002`); and one with days from the end of the month (`~`),
+    /// in a month where the zone skips a midnight on a day it looks at (America/Santiago's
+    /// clocks skip midnight, `*-*~03 *:*:0/1` there from 1970 to 2026). Only when a
+    /// call has walked 100 000 steps does it hand over to the protocol's default search:
+    /// `latest` stays exact, `passed` is then a lower bound. Every other answer is exact.
     public func occurrences(after occurrence: WallClockInstant, notAfter instant: WallClockInstant) -> WallClockCatchUp?
     {
         let end = instant.nanosecondsSinceEpoch
