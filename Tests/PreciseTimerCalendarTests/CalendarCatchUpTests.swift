@@ -119,7 +119,7 @@ struct CalendarCatchUpTests {
             "America/Santiago", "Asia/Tehran", "Africa/Casablanca",
         ]
         var texts = [("Fri..Sat 6,1..1,6/5-20,1..3/5,13..23/6 14..17/1,20:27/4 Europe/Berlin", 1_637_438_340)]
-        for index in 0..<4000 { texts.append((generator.next(), 1_600_000_000 + index * 7919 % 100_000_000)) }
+        for index in 0..<1500 { texts.append((generator.next(), 1_600_000_000 + index * 7919 % 100_000_000)) }
         var compared = 0
         var failures: [String] = []
         for (index, (text, start)) in texts.enumerated() {
@@ -127,9 +127,10 @@ struct CalendarCatchUpTests {
             guard let schedule = try? CalendarSchedule(text, localTimeZone: zone) else { continue }
             let occurrence = Self.instant(start)
             let end = Self.instant(start + 2 * 365 * 86_400)
-            let naive = Self.walk(schedule, after: occurrence, notAfter: end, limit: 1000)
-            if naive.full { continue }
             let counted = schedule.occurrences(after: occurrence, notAfter: end)
+            // Sparse ones only (the others have their tests): the walk is the cost here.
+            if counted?.passed ?? 0 > 1000 { continue }
+            let naive = Self.walk(schedule, after: occurrence, notAfter: end, limit: 1001)
             compared += 1
             if counted?.passed ?? 0 != naive.passed || counted?.latest != naive.latest {
                 failures.append(
@@ -137,7 +138,7 @@ struct CalendarCatchUpTests {
                         + "\(naive.passed) to \(String(describing: naive.latest))")
             }
         }
-        #expect(compared > 120)
+        #expect(compared > 40)
         #expect(failures.isEmpty, "\(failures.count) of \(compared) differ:\n\(failures.joined(separator: "\n"))")
     }
 
