@@ -140,7 +140,7 @@ extension CalendarSpecification {
 
     /// systemd's `find_matching_component`: the earliest value of `chain` at or after `value`.
     /// -1: none; 0: `value` already matches; 1: `value` moved forward.
-    private func matchingComponent(
+    func matchingComponent(
         _ chain: [CalendarComponent]?, isDay: Bool, time: BrokenDownTime, value: inout Int,
         converter: inout LocalTimeConverter
     ) -> Int {

@@ -23,11 +23,47 @@ struct LocalTimeConverter {
         self.hasLeapSeconds = !zone.leapSeconds.isEmpty
     }
 
+    /// While tracked: the shifts `δ` such that every look-up since tracking began, made at
+    /// `instant + δ` instead, would have found the same local time type (and no inserted leap
+    /// second where there was none): `[low, high)`.
+    private var uniformity: (low: Int, high: Int)?
+
     @inline(__always)
     private mutating func type(at instant: Int) -> LocalTimeType {
-        if instant >= self.cached.validFrom && instant < self.cached.validUntil { return self.cached.type }
-        self.cached = self.zone.localTime(at: instant)
+        if !(instant >= self.cached.validFrom && instant < self.cached.validUntil) {
+            self.cached = self.zone.localTime(at: instant)
+        }
+        if self.uniformity != nil { self.narrowUniformity(around: instant) }
         return self.cached.type
+    }
+
+    private mutating func narrowUniformity(around instant: Int) {
+        guard var window = self.uniformity else { return }
+        var from = self.cached.validFrom
+        var until = self.cached.validUntil
+        // In a `right/` zone the first instant of a piece may be an inserted leap second, which
+        // reads differently from the rest of the piece: keep it apart.
+        if self.hasLeapSeconds && from != .min && self.zone.isInsertedLeapSecond(from) {
+            if instant == from { until = from + 1 } else { from += 1 }
+        }
+        if from != .min { window.low = max(window.low, from - instant) }
+        if until != .max { window.high = min(window.high, until - instant) }
+        self.uniformity = window
+    }
+
+    /// Starts recording over which shifts of the instants looked up the look-ups would agree:
+    /// a conversion made while tracking gives the same answer, shifted, for every input shifted
+    /// by a `δ` in ``endUniformityTracking()``'s range (every step of `mktime` and
+    /// `localtime_r` depends on the input only through the types it looks up).
+    mutating func beginUniformityTracking() {
+        self.uniformity = (.min, .max)
+    }
+
+    /// Stops recording; the shifts `[low, high)` (0 among them) over which the look-ups made
+    /// since ``beginUniformityTracking()`` would have agreed.
+    mutating func endUniformityTracking() -> (low: Int, high: Int) {
+        defer { self.uniformity = nil }
+        return self.uniformity ?? (0, 1)
     }
 
     /// `localtime_r`: the local fields of `instant` (seconds since the epoch). In a `right/`

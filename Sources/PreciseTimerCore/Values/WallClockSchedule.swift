@@ -26,7 +26,9 @@ public protocol WallClockSchedule: Sendable {
     /// one-year step costs one call, not one per occurrence. The default implementation walks
     /// ``next(after:)`` up to 64 times and then searches back from `instant` in doubling steps,
     /// so it finds the latest occurrence in about `2·log₂(gap ÷ spacing)` calls; its `passed` is
-    /// then a lower bound. A schedule that can count its occurrences implements this exactly.
+    /// then a lower bound. A schedule that can count its occurrences implements this exactly:
+    /// `CalendarSchedule` (module `PreciseTimerCalendar`) does, counting per civil day (see its
+    /// `occurrences(after:notAfter:)`).
     func occurrences(after occurrence: WallClockInstant, notAfter instant: WallClockInstant) -> WallClockCatchUp?
 }
 
@@ -37,8 +39,8 @@ public struct WallClockCatchUp: Sendable, Hashable {
     public var latest: WallClockInstant
     /// How many occurrences came after the one asked about, up to and including ``latest``
     /// (at least 1): a tick that answers ``latest`` reports this as ``Tick/missed``. Exact when
-    /// the schedule counts its occurrences; a lower bound from the default implementation after
-    /// more than 64.
+    /// the schedule counts its occurrences (`CalendarSchedule` does); a lower bound from the
+    /// default implementation after more than 64.
     public var passed: UInt64
 
     /// - Parameters:
