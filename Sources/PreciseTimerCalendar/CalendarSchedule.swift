@@ -65,7 +65,7 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     ///   systemd refuses: an unknown word or zone, a value out of range (`25:00`, `*-13-01`),
     ///   a repetition of 0 (`*:*:0/0`), a year past 2199, more than 241 values in one list.
     ///   Never traps, and takes time linear in the specification's length.
-    public init(_ specification: String) throws {
+    public init(_ specification: String) throws(PreciseTimerError) {
         try self.init(
             specification, localZone: TimeZoneDirectory.localZone(),
             zoneDirectory: getenv("TZDIR").map { String(cString: $0) })
@@ -74,13 +74,17 @@ public struct CalendarSchedule: WallClockSchedule, Hashable, CustomStringConvert
     /// Parses a specification as a process whose environment has `TZ` set to `localTimeZone`
     /// (nil: unset) and `TZDIR` to `zoneDirectory` (nil: unset) would: for tests of
     /// local-time specifications in zones other than the machine's.
-    package init(_ specification: String, localTimeZone: String?, zoneDirectory: String? = nil) throws {
+    package init(
+        _ specification: String, localTimeZone: String?, zoneDirectory: String? = nil
+    ) throws(PreciseTimerError) {
         try self.init(
             specification, localZone: TimeZoneDirectory.localZone(tz: localTimeZone, directory: zoneDirectory),
             zoneDirectory: zoneDirectory)
     }
 
-    private init(_ specification: String, localZone local: TimeZoneRules, zoneDirectory: String?) throws {
+    private init(
+        _ specification: String, localZone local: TimeZoneRules, zoneDirectory: String?
+    ) throws(PreciseTimerError) {
         self.specification = specification
         func refuse(_ reason: String, at offset: Int? = nil) -> PreciseTimerError {
             let place = offset.map { " at offset \($0)" } ?? ""

@@ -38,7 +38,8 @@ struct StepRun {
         let before = worstGap((stepAt - 1_000_000_000)..<stepAt)
         let after = worstGap((stepAt - 1_000_000)..<(stepAt + 1_500_000_000))
         let first = calls.withLock { $0.dropFirst(callsBefore).first }
-        let report = first.map { "missed \($0.missed) (a lower bound), occurrence \($0.wallClockDeadline!)" } ?? "no call"
+        let report =
+            first.map { "missed \($0.missed) (a lower bound), occurrence \($0.wallClockDeadline!)" } ?? "no call"
         return
             "step[\(self.step)]: heartbeat worst gap \(before.summary) in the second before, \(after.summary) "
             + "from the step on; the calendar timer's first call after it: \(report)"

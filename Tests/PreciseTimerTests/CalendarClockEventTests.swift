@@ -64,7 +64,9 @@ struct CalendarClockEventTests {
         defer { timers.shutdown() }
         let beats = Recorder<Int64>()
         let calendar = Recorder<Tick>()
-        try timers.scheduleRepeating(id: "job", on: try CalendarSchedule("*:*:0/1 Europe/Berlin")) { calendar.append($0) }
+        try timers.scheduleRepeating(id: "job", on: try CalendarSchedule("*:*:0/1 Europe/Berlin")) {
+            calendar.append($0)
+        }
         try timers.scheduleRepeating(id: "heartbeat", every: .milliseconds(1)) { _ in
             beats.append(timers.now.nanoseconds)
         }
@@ -116,9 +118,10 @@ struct CalendarClockEventTests {
         timers.setWallClock(to: Self.instant(1_795_651_200))  // NTP: 2026-11-26T00:00Z
         try timers.advance(by: .seconds(3 * 86_400))
         #expect(
-            calls.values.dropFirst().map(\.wallClockDeadline) == (0..<3).map {
-                Self.instant(1_795_651_200 + $0 * 86_400 + 3 * 3600)
-            })
+            calls.values.dropFirst().map(\.wallClockDeadline)
+                == (0..<3).map {
+                    Self.instant(1_795_651_200 + $0 * 86_400 + 3 * 3600)
+                })
     }
 
     @Test("a step back of two seconds over an occurrence that fired never fires it again")
@@ -225,7 +228,10 @@ struct CalendarClockEventTests {
         defer { timers.shutdown() }
         let expired = Recorder<String>()
         let continuous = TimerOptions(clock: .continuous)
-        #expect(try timers.scheduleOrReschedule(id: "made", after: .seconds(60), options: continuous) { _ in expired.append("made") })
+        #expect(
+            try timers.scheduleOrReschedule(id: "made", after: .seconds(60), options: continuous) { _ in
+                expired.append("made")
+            })
         // A touch of the existing session moves it and keeps its clock.
         #expect(!(try timers.scheduleOrReschedule(id: "made", after: .seconds(90), options: continuous) { _ in }))
         try timers.schedule(id: "scheduled", after: .seconds(90), options: continuous) { _ in

@@ -176,7 +176,9 @@ struct TimerRegistryTests {
         #expect(registry.count == 0)
         let drained = registry.capacities
         #expect(drained.table <= 64, "the table kept \(drained.table) slots of its peak \(peak.table)")
-        #expect(drained.heap <= 2_048 && drained.heap < peak.heap, "the heap kept \(drained.heap) entries of its peak \(peak.heap)")
+        #expect(
+            drained.heap <= 2_048 && drained.heap < peak.heap,
+            "the heap kept \(drained.heap) entries of its peak \(peak.heap)")
         // Still a working registry after shrinking.
         _ = try registry.add(id: "again", deadline: 5, interval: 0, options: .init(), handler: self.noop)
         guard case .fire(let fire) = registry.next(now: 10) else {

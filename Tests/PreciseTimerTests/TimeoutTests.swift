@@ -9,7 +9,8 @@ import Testing
 struct TimeoutTests {
     private struct Failure: Error, Equatable {}
 
-    @Test("an operation that returns in time gives its value, and its timer is gone", arguments: Implementation.allCases)
+    @Test(
+        "an operation that returns in time gives its value, and its timer is gone", arguments: Implementation.allCases)
     func returnsInTime(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -29,7 +30,8 @@ struct TimeoutTests {
         #expect(timers.scheduledCount == 0)
     }
 
-    @Test("a slow operation is cancelled at the deadline, never before, and the call throws .timedOut",
+    @Test(
+        "a slow operation is cancelled at the deadline, never before, and the call throws .timedOut",
         arguments: Implementation.allCases)
     func timesOut(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
@@ -52,7 +54,8 @@ struct TimeoutTests {
         #expect(timers.scheduledCount == 0)
     }
 
-    @Test("an operation that ignores cancellation runs to its end; .timedOut comes after it, never before",
+    @Test(
+        "an operation that ignores cancellation runs to its end; .timedOut comes after it, never before",
         arguments: Implementation.allCases)
     func waitsForTheOperation(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
@@ -71,7 +74,8 @@ struct TimeoutTests {
         #expect(returned.value, ".timedOut was thrown before the operation returned")
     }
 
-    @Test("withDeadline: a deadline already past cancels the operation as it starts", arguments: Implementation.allCases)
+    @Test(
+        "withDeadline: a deadline already past cancels the operation as it starts", arguments: Implementation.allCases)
     func pastDeadline(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
@@ -84,7 +88,9 @@ struct TimeoutTests {
         #expect(error?.code == .timedOut)
     }
 
-    @Test("cancelling the caller cancels the operation, which ends before any deadline", arguments: Implementation.allCases)
+    @Test(
+        "cancelling the caller cancels the operation, which ends before any deadline",
+        arguments: Implementation.allCases)
     func callerCancellation(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }

@@ -106,8 +106,9 @@ private final class TimeLimitRace: Sendable {
 
     /// The timer fired: the deadline wins unless the operation finished first.
     func expire() {
-        guard self.state.compareExchange(expected: .running, desired: .expired, ordering: .acquiringAndReleasing)
-            .exchanged
+        guard
+            self.state.compareExchange(expected: .running, desired: .expired, ordering: .acquiringAndReleasing)
+                .exchanged
         else { return }
         self.cancel.withLock { $0 }?()
     }

@@ -135,7 +135,8 @@ extension TimerCore {
         let now = self.doorbell.now()
         // The same request `schedule(after:)` makes, its clock included (a `.continuous` session
         // must count its idle time through a suspend however it was created).
-        let request = try TimerTrigger.after(delay).request(now: now, clock: options.clock, driver: self.doorbell, id: id)
+        let request = try TimerTrigger.after(delay).request(
+            now: now, clock: options.clock, driver: self.doorbell, id: id)
         let deadline = request.deadline
         // Built outside the lock, used or not: an unused node's handler is released out here.
         let tolerance = try Self.validatedTolerance(options, id: id)

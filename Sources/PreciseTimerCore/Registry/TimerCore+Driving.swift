@@ -110,9 +110,13 @@ extension TimerCore {
             fire.occurrence = latest
             return true
         case .resume:
-            first = ShardState.Upcoming(after: fire.wall, next: schedule.next(after: .init(nanosecondsSinceEpoch: fire.wall))?.nanosecondsSinceEpoch)
+            first = ShardState.Upcoming(
+                after: fire.wall,
+                next: schedule.next(after: .init(nanosecondsSinceEpoch: fire.wall))?.nanosecondsSinceEpoch)
         case .restartCheck:
-            first = ShardState.Upcoming(after: fire.wall, next: schedule.next(after: .init(nanosecondsSinceEpoch: fire.wall))?.nanosecondsSinceEpoch)
+            first = ShardState.Upcoming(
+                after: fire.wall,
+                next: schedule.next(after: .init(nanosecondsSinceEpoch: fire.wall))?.nanosecondsSinceEpoch)
             if let next = first.next, next < anchor, first.isValid {
                 second = ShardState.Upcoming(
                     after: next, next: schedule.next(after: .init(nanosecondsSinceEpoch: next))?.nanosecondsSinceEpoch)

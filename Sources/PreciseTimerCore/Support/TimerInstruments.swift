@@ -140,7 +140,8 @@ package final class TimerInstruments: Sendable {
             .invalidSchedule, id: id, value: schedule.map { "\($0)" },
             detail:
                 "asked for the occurrence after \(WallClockInstant(nanosecondsSinceEpoch: asked)), it answered "
-                + "\(WallClockInstant(nanosecondsSinceEpoch: answered)), less than the minimum interval later: the timer ended")
+                + "\(WallClockInstant(nanosecondsSinceEpoch: answered)), less than the minimum interval later: the timer ended"
+        )
         self.logger.error(
             "Timer ended: its wall-clock schedule does not advance", error: error, metadata: ["timer.id": "\(id)"])
     }

@@ -56,7 +56,8 @@ extension WallClockSchedule {
     /// Walks ``next(after:)`` while that is cheap, then searches back from `instant` (see the
     /// requirement). Stops at an answer that is not after the one before it (such a schedule
     /// ends its timer when the service next asks it).
-    public func occurrences(after occurrence: WallClockInstant, notAfter instant: WallClockInstant) -> WallClockCatchUp? {
+    public func occurrences(after occurrence: WallClockInstant, notAfter instant: WallClockInstant) -> WallClockCatchUp?
+    {
         let walk: UInt64 = 64
         var latest = occurrence
         var gap: Int64 = 1
