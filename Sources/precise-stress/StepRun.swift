@@ -39,7 +39,7 @@ struct StepRun {
         let after = worstGap((stepAt - 1_000_000)..<(stepAt + 1_500_000_000))
         let first = calls.withLock { $0.dropFirst(callsBefore).first }
         let report =
-            first.map { "missed \($0.missed) (a lower bound), occurrence \($0.wallClockDeadline!)" } ?? "no call"
+            first.map { "missed \($0.missed), occurrence \($0.wallClockDeadline!)" } ?? "no call"
         return
             "step[\(self.step)]: heartbeat worst gap \(before.summary) in the second before, \(after.summary) "
             + "from the step on; the calendar timer's first call after it: \(report)"
