@@ -220,6 +220,28 @@ struct CalendarClockEventTests {
         #expect(calls.values.map(\.missed) == [0])
     }
 
+    @Test("wallClockDeadline(of:) tells a wall-clock timer's next occurrence, and nil when none is known")
+    func wallClockDeadlineOf() throws {
+        let timers = TestTimerService()  // 2026-01-01T00:00Z
+        defer { timers.shutdown() }
+        try timers.scheduleRepeating(id: "hourly", on: try CalendarSchedule("hourly UTC")) { _ in }
+        let renewAt = TestTimerService.defaultWallClock.advanced(by: .seconds(86_400))
+        try timers.schedule(id: "renew", atWallClock: renewAt) { _ in }
+        try timers.schedule(id: "timeout", after: .seconds(5)) { _ in }
+        #expect(timers.wallClockDeadline(of: "hourly") == Self.hourOfDefault(1))
+        #expect(timers.wallClockDeadline(of: "renew") == renewAt)
+        #expect(timers.wallClockDeadline(of: "timeout") == nil, "not on the wall clock")
+        #expect(timers.wallClockDeadline(of: "nothing") == nil)
+        try timers.advance(by: .seconds(3600 + 60))
+        #expect(timers.wallClockDeadline(of: "hourly") == Self.hourOfDefault(2))
+        #expect(timers.pause("hourly"))
+        #expect(timers.wallClockDeadline(of: "hourly") == nil, "paused")
+        try timers.advance(by: .seconds(2 * 3600))  // 03:01
+        #expect(timers.resume("hourly"))
+        try timers.advance(by: .zero)  // the service asks the schedule again
+        #expect(timers.wallClockDeadline(of: "hourly") == Self.hourOfDefault(4))
+    }
+
     // MARK: scheduleOrReschedule's clock
 
     @Test("scheduleOrReschedule keeps options.clock: a .continuous session expires through a suspend")

@@ -14,4 +14,21 @@ extension ShardState {
             return nil
         }
     }
+
+    /// The next wall-clock occurrence of the timer under `id` (see
+    /// ``TimerCore/wallClockDeadline(of:)``): a wall-clock one-shot's instant, a calendar timer's
+    /// next occurrence when it is known.
+    package func nextWallClockDeadline(of id: TimerID, hash: UInt64) -> Int64? {
+        guard let node = self.node(id, hash: hash), let clock = node.clock, clock.kind == .wall else { return nil }
+        switch node.state {
+        case .pending, .taken:
+            guard clock.schedule != nil else { return clock.anchor }
+            switch clock.phase {
+            case .occurrence, .stepped: return clock.anchor
+            case .moved, .resumed: return nil  // Asked of the schedule when the timer comes due.
+            }
+        case .running, .paused, .ended:
+            return nil
+        }
+    }
 }

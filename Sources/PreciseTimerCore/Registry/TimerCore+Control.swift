@@ -118,6 +118,14 @@ extension TimerCore {
             .map(MonotonicInstant.init(nanoseconds:))
     }
 
+    /// The next occurrence on the wall clock of the timer under `id` (see
+    /// ``TimerService/wallClockDeadline(of:)``).
+    package func wallClockDeadline(of id: TimerID) -> WallClockInstant? {
+        let hash = id.tableHash
+        return self.shards[self.shard(for: hash)].withLock { $0.nextWallClockDeadline(of: id, hash: hash) }
+            .map(WallClockInstant.init(nanosecondsSinceEpoch:))
+    }
+
     /// Pushes the pending timer under `id` to now + `delay` (``reschedule(_:after:)``), or, when
     /// none is pending (or it is a one-shot whose call has begun), schedules a one-shot with
     /// `handler` there: one step under the ID's shard lock, so two first touches of one ID never

@@ -61,6 +61,12 @@ extension TimerCoreService {
         return self.core.deadline(of: id)
     }
 
+    /// The next occurrence on the wall clock. See ``TimerService/wallClockDeadline(of:)``.
+    public func wallClockDeadline(of id: TimerID) -> WallClockInstant? {
+        guard !self.core.isInherited else { return nil }
+        return self.core.wallClockDeadline(of: id)
+    }
+
     /// Pauses a timer. See ``TimerService/pause(_:)``.
     @discardableResult
     public func pause(_ id: TimerID) -> Bool {

@@ -32,3 +32,10 @@ extension TimerService {
         self.cancel(tick.handle)
     }
 }
+
+// MARK: Requirements added after their protocol (defaults keep older conformers compiling)
+
+extension TimerService {
+    /// `nil`: a service that does not track wall-clock deadlines.
+    public func wallClockDeadline(of id: TimerID) -> WallClockInstant? { nil }
+}

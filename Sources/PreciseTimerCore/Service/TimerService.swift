@@ -102,6 +102,15 @@ public protocol TimerService: AnyObject, Sendable {
     /// time. O(1): one look-up, no copy of the registry.
     func deadline(of id: TimerID) -> MonotonicInstant?
 
+    /// The next occurrence of the wall-clock timer under `id`, on the wall clock: the instant a
+    /// ``schedule(id:atWallClock:options:_:)`` one-shot waits for, or the next occurrence of a
+    /// ``scheduleRepeating(id:on:options:_:)`` calendar timer. `nil` when no timer has the ID,
+    /// when it is not on the wall clock, when it is paused, and while a calendar timer's next
+    /// occurrence is not known yet (its handler is running, or a `reschedule` or `resume` moved it
+    /// and the service has not asked its schedule again). The default implementation returns
+    /// `nil`, so conformers written before it keep compiling.
+    func wallClockDeadline(of id: TimerID) -> WallClockInstant?
+
     /// Pauses a timer: it stays scheduled (``isScheduled(_:)`` stays `true`) and never fires
     /// until ``resume(_:)``. Once it returns, no call begins (a call already running may finish).
     /// Idempotent; safe from any thread and from handlers.
