@@ -24,7 +24,9 @@ struct SignalShutdownTests {
     /// these symbols).
     static let underSanitizer = dlsym(nil, "__tsan_init") != nil || dlsym(nil, "__asan_init") != nil
 
-    @Test("issue 21 defect 11: daemons stopped by SIGTERM 0–50 ms after they start all exit 0 (200; 40 under a sanitizer)")
+    @Test(
+        "issue 21 defect 11: daemons stopped by SIGTERM 0–50 ms after they start all exit 0 (200; 40 under a sanitizer)"
+    )
     func sigtermDuringStart() async throws {
         let probe = try #require(ProbeRun.probePath(), "precise-daemon-probe is not built beside the tests")
         let seed = UInt64(truncatingIfNeeded: ContinuousClock.now.hashValue) | 1
