@@ -41,7 +41,7 @@ struct SignalShutdownTests {
             detachThread {
                 let results = SemaphoreGuarded<[ProbeRun]>([])
                 runOnThreads(workers) { worker in
-                    var random = SplitMix64(seed: seed &+ UInt64(worker))
+                    var random = SplitMix(seed: seed &+ UInt64(worker))
                     for _ in stride(from: worker, to: runs, by: workers) {
                         let delay = Duration.microseconds(Int64(random.next() % 50_001))
                         let run = ProbeRun.run(probe, signalAfter: delay, gracePeriod: Self.gracePeriod)
@@ -259,20 +259,5 @@ final class Environment: Sendable {
 
     func withPointers<Result>(_ body: ([UnsafeMutablePointer<CChar>?]) -> Result) -> Result {
         body(self.pointers)
-    }
-}
-
-/// A small seeded generator, so a failing run's delays can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { self.state = seed }
-
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
