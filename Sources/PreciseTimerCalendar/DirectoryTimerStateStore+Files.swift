@@ -39,7 +39,7 @@ extension DirectoryTimerStateStore {
     /// The part of a unit's file names that comes from its ID: the bytes of `[A-Za-z0-9._-]` as
     /// they are, every other byte `%XX` (an injective escape: `%` is escaped too); beyond 200 bytes,
     /// the first 100 and `~` and a 128-bit hash (`~` never appears in an escaped name).
-    static func fileName(for id: TimerID) -> String {
+    package static func fileName(for id: TimerID) -> String {
         var name: [UInt8] = []
         let hex = Array("0123456789ABCDEF".utf8)
         for byte in id.rawValue.utf8 {
