@@ -143,6 +143,40 @@ struct DirectoryTimerStateStoreTests {
     }
 
     @Test(
+        "two processes racing over 2 000 occurrences: each told true by one of them, never both",
+        .disabled(if: Sanitizers.threadSanitizerIsActive, "fork under ThreadSanitizer can hang in its runtime")
+    )
+    func racingProcesses() async throws {
+        let root = try TemporaryDirectory()
+        let directory = root.path
+        let occurrences = 2_000
+        async let child = #expect(processExitsWith: .success) { [directory = directory as String] in
+            let store = try DirectoryTimerStateStore(directory: directory, isDurable: false, beforeRename: nil)
+            // Tell the parent to start, so that both claim at once.
+            close(open(directory + "/ready", O_CREAT | O_WRONLY, 0o600))
+            var won: [String] = []
+            for occurrence in 0..<2_000 where try await store.claim(instant(Int64(occurrence)), of: "shared") {
+                won.append(String(occurrence))
+            }
+            try won.joined(separator: " ").write(toFile: directory + "/child-wins", atomically: true, encoding: .utf8)
+            _exit(0)
+        }
+        let store = try DirectoryTimerStateStore(directory: directory, isDurable: false, beforeRename: nil)
+        for _ in 0..<1_000 where !FileManager.default.fileExists(atPath: directory + "/ready") {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        var parentWins: [Int] = []
+        for occurrence in 0..<occurrences where try await store.claim(instant(Int64(occurrence)), of: "shared") {
+            parentWins.append(occurrence)
+        }
+        _ = await child
+        let childWins = try String(contentsOfFile: directory + "/child-wins", encoding: .utf8)
+            .split(separator: " ").compactMap { Int($0) }
+        #expect(Set(parentWins).isDisjoint(with: childWins))
+        #expect((parentWins + childWins).sorted() == Array(0..<occurrences))
+    }
+
+    @Test(
         "a child killed between writing the new stamp and its rename: the old stamp stays, the occurrence is unclaimed",
         .disabled(if: Sanitizers.threadSanitizerIsActive, "fork under ThreadSanitizer can hang in its runtime")
     )
