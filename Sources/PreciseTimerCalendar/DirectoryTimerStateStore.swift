@@ -41,14 +41,15 @@ import PreciseTimerCore
 ///   gives at most once, not at least once.
 /// - A `tmp-<name>` left by a crash is ignored and overwritten by the next claim.
 ///
-/// **Threads.** The calls are `async` and their file I/O (a few system calls and two `fsync`s,
-/// some milliseconds on a disk) runs on a serial `DispatchQueue` of the store, never on the
-/// calling task's thread: a queue created with `DispatchQueue(label:)` runs on libdispatch's
-/// overcommitting pool, which adds a thread when one blocks, where Swift concurrency's
-/// cooperative pool (on Linux also libdispatch's, but width-limited to the CPU count) would be
-/// held up. A dedicated thread would do the same for more code. Copies of a store share its queue;
-/// the calls do not observe task cancellation (each completes in a bounded time once the lock is
-/// taken, and the lock is held only for one claim).
+/// **Threads.** The calls are `async`; their file I/O (a few system calls and, for a claim that
+/// succeeds, two `fsync`s: some milliseconds on a disk) and the wait for another process's lock
+/// run on a serial `DispatchQueue(label:)` of the store, never on the calling task's thread. On
+/// Linux, Swift concurrency's global executor also runs on libdispatch's threads, a pool sized to
+/// the CPUs, which blocking I/O would hold up; a serial queue targets libdispatch's overcommitting
+/// root queue instead, which starts another thread when its threads block. Chosen over a dedicated
+/// thread because it needs no thread lifetime to manage and the sections are short. Copies of a
+/// store share its queue. The calls do not observe task cancellation: once the lock is taken a
+/// call ends in bounded time, and the lock is held for one claim only.
 public struct DirectoryTimerStateStore: TimerStateStore {
     /// The store's directory, as an absolute path without symbolic links.
     public var directory: String { self.storage.directory }
@@ -118,7 +119,8 @@ public struct DirectoryTimerStateStore: TimerStateStore {
     ///   call (`open`, `flock`, `read`, `write`, `fsync`, `rename`) and its `errno`, or
     ///   ``PreciseTimerError/Code/invalidConfiguration`` for a stamp that is not one. The caller
     ///   must not run the occurrence; it may or may not be recorded (see the type's notes).
-    /// - Important: The I/O runs on the store's serial queue; the calling task only waits.
+    /// - Important: The I/O runs on the store's serial queue; the calling task only waits. A stamp
+    ///   recorded by a crashed or failed call stays recorded (see the type's notes).
     public func claim(_ occurrence: WallClockInstant, of id: TimerID) async throws(PreciseTimerError) -> Bool {
         let files = StampFiles(directory: self.storage.directory, id: id)
         let storage = self.storage
