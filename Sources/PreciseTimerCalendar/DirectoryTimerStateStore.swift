@@ -77,10 +77,11 @@ public struct DirectoryTimerStateStore: TimerStateStore {
     ///
     /// - Parameter directory: The directory's path; relative paths are resolved now, against the
     ///   current directory.
-    /// - Throws: `PreciseTimerError` ``PreciseTimerError/Code/invalidConfiguration`` when the path
-    ///   is empty or names something that is not a directory (``PreciseTimerError/value`` holds
-    ///   the path); ``PreciseTimerError/Code/systemFailure`` when `mkdir`, `stat` or `realpath`
-    ///   fails (``PreciseTimerError/function`` and ``PreciseTimerError/errno`` say which and why).
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError``:
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration`` when the path is empty or
+    ///   names something that is not a directory (`value` holds the path);
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` when `mkdir`, `stat` or
+    ///   `realpath` fails (`function` and `errno` say which and why).
     public init(directory: String) throws(PreciseTimerError) {
         try self.init(directory: directory, isDurable: true, beforeRename: nil)
     }
@@ -98,9 +99,10 @@ public struct DirectoryTimerStateStore: TimerStateStore {
     ///
     /// - Parameter id: The unit's ID.
     /// - Returns: The stamp's occurrence, or `nil` when the unit has no stamp.
-    /// - Throws: `PreciseTimerError` ``PreciseTimerError/Code/systemFailure`` when the stamp cannot
-    ///   be read; ``PreciseTimerError/Code/invalidConfiguration`` when it holds no occurrence or
-    ///   another ID's (``PreciseTimerError/value`` is its path).
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError``:
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` when the stamp cannot be read;
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration`` when it holds no
+    ///   occurrence, or another ID's (`value` is its path).
     public func lastTrigger(of id: TimerID) async throws(PreciseTimerError) -> WallClockInstant? {
         let files = StampFiles(directory: self.storage.directory, id: id)
         // A reader needs no lock: the stamp is only ever replaced whole, by rename.
@@ -115,10 +117,12 @@ public struct DirectoryTimerStateStore: TimerStateStore {
     /// - Returns: `true` when `occurrence` is after the stamp's (or there is no stamp) and the new
     ///   stamp is on disk: the caller runs it. `false` when the stamp holds `occurrence` or a later
     ///   one: another caller ran, runs or skipped past it.
-    /// - Throws: `PreciseTimerError` ``PreciseTimerError/Code/systemFailure`` naming the failed
-    ///   call (`open`, `flock`, `read`, `write`, `fsync`, `rename`) and its `errno`, or
-    ///   ``PreciseTimerError/Code/invalidConfiguration`` for a stamp that is not one. The caller
-    ///   must not run the occurrence; it may or may not be recorded (see the type's notes).
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError``:
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` naming the failed call (`open`,
+    ///   `flock`, `read`, `write`, `fsync`, `rename`) and its `errno`, or
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration`` for a stamp that is not
+    ///   one. The caller must not run the occurrence; it may or may not be recorded (see the type's
+    ///   notes).
     /// - Important: The I/O runs on the store's serial queue; the calling task only waits. A stamp
     ///   recorded by a crashed or failed call stays recorded (see the type's notes).
     public func claim(_ occurrence: WallClockInstant, of id: TimerID) async throws(PreciseTimerError) -> Bool {
