@@ -190,7 +190,19 @@ enum PrivateTableBuild {
     /// Sends `descriptor` in a message of its own. Returns 0, or `errno`.
     private static func send(_ descriptor: Int32, over socket: Int32) -> Int32 {
         let length = MemoryLayout<Int32>.size
-        let space = CLibevent_CMSG_SPACE(length)
+        return Self.withMessage(controlSpace: CLibevent_CMSG_SPACE(length)) { message in
+            guard let header = CLibevent_CMSG_FIRSTHDR(&message) else { return EINVAL }
+            header.pointee.cmsg_level = SOL_SOCKET
+            header.pointee.cmsg_type = Int32(SCM_RIGHTS)
+            header.pointee.cmsg_len = CLibevent_CMSG_LEN(length)
+            UnsafeMutableRawPointer(CLibevent_CMSG_DATA(header)).storeBytes(of: descriptor, as: Int32.self)
+            return sendmsg(socket, &message, 0) == 1 ? 0 : Glibc.errno
+        }
+    }
+
+    /// Runs `body` with a one-byte message whose control buffer holds `space` zeroed bytes: the
+    /// shape `SCM_RIGHTS` travels in, sent or received.
+    private static func withMessage<Result>(controlSpace space: Int, _ body: (inout msghdr) -> Result) -> Result {
         let control = UnsafeMutableRawPointer.allocate(byteCount: space, alignment: MemoryLayout<cmsghdr>.alignment)
         defer { control.deallocate() }
         control.initializeMemory(as: UInt8.self, repeating: 0, count: space)
@@ -203,12 +215,7 @@ enum PrivateTableBuild {
                 message.msg_iovlen = 1
                 message.msg_control = control
                 message.msg_controllen = space
-                guard let header = CLibevent_CMSG_FIRSTHDR(&message) else { return EINVAL }
-                header.pointee.cmsg_level = SOL_SOCKET
-                header.pointee.cmsg_type = Int32(SCM_RIGHTS)
-                header.pointee.cmsg_len = CLibevent_CMSG_LEN(length)
-                UnsafeMutableRawPointer(CLibevent_CMSG_DATA(header)).storeBytes(of: descriptor, as: Int32.self)
-                return sendmsg(socket, &message, 0) == 1 ? 0 : Glibc.errno
+                return body(&message)
             }
         }
     }
@@ -229,35 +236,23 @@ enum PrivateTableBuild {
 
     /// Receives one message of `count` descriptors (close-on-exec).
     private static func receive(count: Int, from socket: Int32) throws(PreciseTimerError) -> [Int32] {
-        let space = CLibevent_CMSG_SPACE(count * MemoryLayout<Int32>.size)
-        let control = UnsafeMutableRawPointer.allocate(byteCount: space, alignment: MemoryLayout<cmsghdr>.alignment)
-        defer { control.deallocate() }
-        control.initializeMemory(as: UInt8.self, repeating: 0, count: space)
-        var byte: UInt8 = 0
         var received: [Int32] = []
-        let (result, flags, error) = withUnsafeMutablePointer(to: &byte) { byte in
-            var part = iovec(iov_base: byte, iov_len: 1)
-            return withUnsafeMutablePointer(to: &part) { part in
-                var message = msghdr()
-                message.msg_iov = part
-                message.msg_iovlen = 1
-                message.msg_control = control
-                message.msg_controllen = space
-                let result = recvmsg(socket, &message, Int32(MSG_CMSG_CLOEXEC))
-                let error = Glibc.errno
-                // What arrived is ours to close, whatever else went wrong.
-                if result >= 0, let header = CLibevent_CMSG_FIRSTHDR(&message), header.pointee.cmsg_level == SOL_SOCKET,
-                    header.pointee.cmsg_type == Int32(SCM_RIGHTS)
-                {
-                    let data = UnsafeRawPointer(CLibevent_CMSG_DATA(header))
-                    let length = Int(header.pointee.cmsg_len) - Int(CLibevent_CMSG_LEN(0))
-                    for index in 0..<(length / MemoryLayout<Int32>.size) {
-                        received.append(
-                            data.loadUnaligned(fromByteOffset: index * MemoryLayout<Int32>.size, as: Int32.self))
-                    }
+        let space = CLibevent_CMSG_SPACE(count * MemoryLayout<Int32>.size)
+        let (result, flags, error) = Self.withMessage(controlSpace: space) { message in
+            let result = recvmsg(socket, &message, Int32(MSG_CMSG_CLOEXEC))
+            let error = Glibc.errno
+            // What arrived is ours to close, whatever else went wrong.
+            if result >= 0, let header = CLibevent_CMSG_FIRSTHDR(&message), header.pointee.cmsg_level == SOL_SOCKET,
+                header.pointee.cmsg_type == Int32(SCM_RIGHTS)
+            {
+                let data = UnsafeRawPointer(CLibevent_CMSG_DATA(header))
+                let length = Int(header.pointee.cmsg_len) - Int(CLibevent_CMSG_LEN(0))
+                for index in 0..<(length / MemoryLayout<Int32>.size) {
+                    received.append(
+                        data.loadUnaligned(fromByteOffset: index * MemoryLayout<Int32>.size, as: Int32.self))
                 }
-                return (result, message.msg_flags, error)
             }
+            return (result, message.msg_flags, error)
         }
         // Truncated: the process's table had no free slot for every descriptor (the kernel
         // closed the rest).
