@@ -6,6 +6,20 @@ import Testing
 /// The engine under faults: start-up failure is a typed error, a blocking handler loses nothing.
 @Suite("Faults")
 struct FaultTests {
+    /// In an exit test's child: creates a service and shuts it down, or ends the child with
+    /// status 2 (4: an untyped error) unless the refusal is the typed one for a full descriptor
+    /// table (`EMFILE`, from the system or from libevent).
+    static func createOrRefuseWithEMFILE() {
+        do {
+            let timers = try PreciseTimer()
+            timers.shutdown()
+        } catch let error as PreciseTimerError {
+            guard [.systemFailure, .libeventFailure].contains(error.code), error.errno == EMFILE else { _exit(2) }
+        } catch {
+            _exit(4)
+        }
+    }
+
     @Test("out of file descriptors: PreciseTimer() throws a typed error instead of crashing")
     func outOfFileDescriptors() async {
         await #expect(processExitsWith: .success) {
@@ -44,17 +58,7 @@ struct FaultTests {
                 getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
                 limit.rlim_cur = rlim_t(limitLeaving(free))
                 guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { _exit(3) }
-                do {
-                    let timers = try PreciseTimer()
-                    timers.shutdown()  // Works: its descriptors are freed for the next round.
-                } catch let error as PreciseTimerError {
-                    // Refused with a typed error naming the system's complaint.
-                    guard [.systemFailure, .libeventFailure].contains(error.code), error.errno == EMFILE else {
-                        _exit(2)
-                    }
-                } catch {
-                    _exit(4)
-                }
+                FaultTests.createOrRefuseWithEMFILE()  // A service made is shut down: its descriptors are freed.
             }
             _exit(0)
         }
@@ -108,17 +112,7 @@ struct FaultTests {
             }
             let start = MonotonicInstant.now()
             while MonotonicInstant.now().nanoseconds - start.nanoseconds < 3_000_000_000 {
-                do {
-                    let timers = try PreciseTimer()
-                    timers.shutdown()
-                } catch let error as PreciseTimerError {
-                    // Refused with a typed error naming the system's complaint.
-                    guard [.systemFailure, .libeventFailure].contains(error.code), error.errno == EMFILE else {
-                        _exit(2)
-                    }
-                } catch {
-                    _exit(4)
-                }
+                FaultTests.createOrRefuseWithEMFILE()
             }
             _exit(0)
         }
