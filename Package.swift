@@ -162,7 +162,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PreciseTimerCalendarTests",
-            dependencies: ["PreciseTimerCalendar"],
+            dependencies: ["PreciseTimerCalendar", "PreciseTimerTesting"],
             exclude: ["Fixtures"]
         ),
         .testTarget(

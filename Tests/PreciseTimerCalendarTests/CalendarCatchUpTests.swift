@@ -1,5 +1,6 @@
 import PreciseTimerCalendar
 import PreciseTimerCore
+import PreciseTimerTesting
 import Testing
 
 /// `CalendarSchedule.occurrences(after:notAfter:)`: its count must be the naive walk's, one
@@ -36,25 +37,10 @@ struct CalendarCatchUpTests {
         return era * 146_097 + yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear - 719_468
     }
 
-    /// SplitMix64, as the specification generator uses.
-    private struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            self.state &+= 0x9E37_79B9_7F4A_7C15
-            var z = self.state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ range: ClosedRange<Int>) -> Int {
-            range.lowerBound + Int(self.next() % UInt64(range.count))
-        }
-    }
-
     @Test("generated specifications, bases around DST changes in five local zones and right/: the naive walk's count")
     func differential() throws {
         var generator = SpecificationGenerator(seed: 0xCA7C_0042)
-        var random = Random(state: 0x5EED)
+        var random = SplitMix(seed: 0x5EED)
         let localZones = [
             "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Europe/Dublin", "right/Europe/Berlin",
         ]
@@ -154,7 +140,7 @@ struct CalendarCatchUpTests {
             "22,23:0/7", "1/7:*:0/45", "Mon..Fri 0/5:0/7", "*-*~03 0/5:0/7", "*:59:0/45", "23:59:0/45",
             "*:0,59:0/45", "*-*-01 0/7:00", "*-*-05,16,19/10 20:*", "*-*-1,2,19/5 17:19", "Fri *-*-5/5 12:00",
         ]
-        var random = Random(state: 0xCA_441E5)
+        var random = SplitMix(seed: 0xCA_441E5)
         var failures: [String] = []
         var compared = 0
         for (index, text) in texts.enumerated() {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PreciseTimerCalendar
 import PreciseTimerCore
+import PreciseTimerTesting
 import Testing
 
 /// A fresh directory under /tmp, removed when the test ends.

@@ -1,23 +1,17 @@
+import PreciseTimerTesting
+
 /// Calendar specifications drawn at random from the grammar (weekdays, dates, times with lists,
 /// ranges, repetitions, `~`, fractional seconds, zones and abbreviations), some out of range:
 /// deterministic for a seed (SplitMix64), so a failure replays.
 struct SpecificationGenerator {
-    private var state: UInt64
+    private var random: SplitMix
 
     init(seed: UInt64) {
-        self.state = seed
-    }
-
-    private mutating func random() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        self.random = SplitMix(seed: seed)
     }
 
     private mutating func int(_ range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(self.random() % UInt64(range.count))
+        self.random.int(range)
     }
 
     private mutating func chance(_ percent: Int) -> Bool { self.int(0...99) < percent }

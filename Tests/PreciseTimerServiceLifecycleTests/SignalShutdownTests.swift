@@ -20,10 +20,6 @@ struct SignalShutdownTests {
     /// machine and sanitizers.
     static let gracePeriod: Duration = .seconds(15)
 
-    /// Whether this process runs under ThreadSanitizer or AddressSanitizer (their runtimes define
-    /// these symbols).
-    static let underSanitizer = dlsym(nil, "__tsan_init") != nil || dlsym(nil, "__asan_init") != nil
-
     @Test(
         "issue 21 defect 11: daemons stopped by SIGTERM 0–50 ms after they start all exit 0 (200; 40 under a sanitizer)"
     )
@@ -34,8 +30,8 @@ struct SignalShutdownTests {
         // large part of a core: 200 of them, four at a time, took this 2-core machine from every
         // other test of the run for a minute (async tests waited 15-60 s for a thread). There the
         // race is run 40 times, two at a time; the plain run (the README's command) runs all 200.
-        let runs = Self.underSanitizer ? 40 : 200
-        let workers = Self.underSanitizer ? 2 : 4
+        let runs = Sanitizers.anyIsActive ? 40 : 200
+        let workers = Sanitizers.anyIsActive ? 2 : 4
         let outcomes = await withCheckedContinuation { (continuation: CheckedContinuation<[ProbeRun], Never>) in
             // Spawning and reaping block: threads of their own, never the cooperative pool.
             detachThread {

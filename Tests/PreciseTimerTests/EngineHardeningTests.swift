@@ -1,6 +1,7 @@
 import CLibevent
 import Glibc
 import PreciseTimer
+import PreciseTimerTesting
 import Testing
 
 /// The libevent engine when libevent fails under it, and in a forked child.
