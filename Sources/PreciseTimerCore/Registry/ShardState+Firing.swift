@@ -146,10 +146,7 @@ extension ShardState {
         }
         node.count += 1
         guard node.repeats else {
-            self.timers.remove(node.id, hash: node.hash)
-            self.forget(node)
-            node.state = .ended
-            return Call(handler: Self.moveHandler(out: node)!, count: node.count)
+            return Call(handler: self.endTaken(node)!, count: node.count)
         }
         node.state = .running
         return Call(handler: node.handler!, count: node.count)
@@ -217,6 +214,13 @@ extension ShardState {
             self.next = next
         }
 
+        /// Asks `schedule` for its occurrence after `after` (user code: never under the lock).
+        package init(asking schedule: any WallClockSchedule, after: Int64) {
+            self.init(
+                after: after,
+                next: schedule.next(after: WallClockInstant(nanosecondsSinceEpoch: after))?.nanosecondsSinceEpoch)
+        }
+
         /// Whether the answer is at least ``TimerService/minimumInterval`` after the instant
         /// asked about: a schedule that answers the same instant, an earlier one, or one too close
         /// would fire one occurrence over and over.
@@ -244,19 +248,22 @@ extension ShardState {
     ///   - first: The schedule's first occurrence after ``Fire/wall``.
     ///   - second: For a restart check whose `first` comes before the timer's next occurrence,
     ///     the schedule's occurrence after `first`.
-    /// - Returns: Whether the loop must be woken, the handler of a timer that ended (to release
-    ///   outside the lock), and whether it ended because the schedule is broken.
+    /// - Returns: The handler of a timer that ended (to release outside the lock), and the answer
+    ///   that did not advance when it ended because of it. The caller is the loop, which looks
+    ///   at the shard again (``peek()``) rather than being woken.
     package mutating func commitReview(
         _ fire: Fire, first: Upcoming, second: Upcoming?, now: Int64
-    ) -> (wake: Bool, ended: (@Sendable (Tick) -> Void)?, broken: Bool) {
+    ) -> (ended: (@Sendable (Tick) -> Void)?, broken: Upcoming?) {
         let node = fire.node
         guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, let clock = node.clock else {
-            return (false, nil, false)
+            return (nil, nil)
         }
-        guard first.isValid, second?.isValid ?? true else { return (false, self.endTaken(node), true) }
+        if let broken = [first, second].compactMap({ $0 }).first(where: { !$0.isValid }) {
+            return (self.endTaken(node), broken)
+        }
         switch fire.work {
         case .resume:
-            guard let next = first.next else { return (false, self.endTaken(node), false) }
+            guard let next = first.next else { return (self.endTaken(node), nil) }
             clock.anchor = next
         case .restartCheck:
             if let next = first.next, let after = second?.next, next < clock.anchor, after < clock.anchor {
@@ -268,7 +275,8 @@ extension ShardState {
         clock.phase = .occurrence
         self.boundVersion &+= 1
         node.deadline = clock.resolve(estimate: now, self.readings(now)).estimate
-        return (self.push(node), nil, false)
+        _ = self.push(node)
+        return (nil, nil)
     }
 
     /// A taken calendar timer's catch-up answer was not after the occurrence it was due for:

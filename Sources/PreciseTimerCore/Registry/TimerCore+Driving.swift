@@ -87,7 +87,7 @@ extension TimerCore {
     /// back in the heap (or ends it) and calls nothing.
     func askSchedule(_ fire: inout ShardState.Fire, shard index: Int) -> Bool {
         let schedule = fire.node.clock!.schedule!
-        let anchor = fire.occurrence ?? fire.wall
+        let anchor = fire.occurrence!  // Every review and catch-up is taken with its occurrence.
         let first: ShardState.Upcoming
         var second: ShardState.Upcoming?
         switch fire.work {
@@ -110,28 +110,21 @@ extension TimerCore {
             fire.occurrence = latest
             return true
         case .resume:
-            first = ShardState.Upcoming(
-                after: fire.wall,
-                next: schedule.next(after: .init(nanosecondsSinceEpoch: fire.wall))?.nanosecondsSinceEpoch)
+            first = ShardState.Upcoming(asking: schedule, after: fire.wall)
         case .restartCheck:
-            first = ShardState.Upcoming(
-                after: fire.wall,
-                next: schedule.next(after: .init(nanosecondsSinceEpoch: fire.wall))?.nanosecondsSinceEpoch)
+            first = ShardState.Upcoming(asking: schedule, after: fire.wall)
             if let next = first.next, next < anchor, first.isValid {
-                second = ShardState.Upcoming(
-                    after: next, next: schedule.next(after: .init(nanosecondsSinceEpoch: next))?.nanosecondsSinceEpoch)
+                second = ShardState.Upcoming(asking: schedule, after: next)
             }
         }
         let now = self.doorbell.now()
-        let (wake, ended, broken, head) = self.shards[index].withLock { registry in
-            let (wake, ended, broken) = registry.commitReview(fire, first: first, second: second, now: now)
-            return (wake, ended, broken, registry.peek())
+        let (ended, broken, head) = self.shards[index].withLock { registry in
+            let (ended, broken) = registry.commitReview(fire, first: first, second: second, now: now)
+            return (ended, broken, registry.peek())
         }
-        self.heads[index] = head
-        _ = wake  // On the loop: its view of the shard is up to date (`head`).
-        if broken {
-            let bad = second.flatMap { $0.isValid ? nil : $0 } ?? first
-            self.scheduleBroke(fire, ended: ended, asked: bad.after, answered: bad.next ?? .min)
+        self.heads[index] = head  // On the loop: its view of the shard is up to date.
+        if let broken {
+            self.scheduleBroke(fire, ended: ended, asked: broken.after, answered: broken.next ?? .min)
         } else if ended != nil {
             withExtendedLifetime(ended) {}
             self.instruments.ended(1)
@@ -200,9 +193,7 @@ extension TimerCore {
         // this call answered, or after the wall clock's now for a moved call.
         var upcoming: ShardState.Upcoming?
         if let schedule = fire.node.clock?.schedule {
-            let after = fire.occurrence ?? self.doorbell.wallClockNow()
-            upcoming = ShardState.Upcoming(
-                after: after, next: schedule.next(after: .init(nanosecondsSinceEpoch: after))?.nanosecondsSinceEpoch)
+            upcoming = ShardState.Upcoming(asking: schedule, after: fire.occurrence ?? self.doorbell.wallClockNow())
         }
         let now = self.doorbell.now()
         let shard = self.shard(for: fire.node.hash)

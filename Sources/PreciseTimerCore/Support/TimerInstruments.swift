@@ -130,8 +130,9 @@ package final class TimerInstruments: Sendable {
     }
 
     /// A calendar timer ended because its schedule answered `answered` when asked for the
-    /// occurrence after `asked` (`Int64.min`: a catch-up answer that was not after it): one
-    /// error line (rare by nature: a timer ends with it) and the metric.
+    /// occurrence after `asked` (for a catch-up, `answered` is the latest occurrence it gave,
+    /// not after `asked` or past the wall clock): one error line (rare by nature: a timer ends
+    /// with it) and the metric.
     package func scheduleBroke(
         _ id: TimerID, schedule: (any WallClockSchedule)?, asked: Int64, answered: Int64
     ) {
