@@ -188,6 +188,21 @@ struct TimerRegistryTests {
         #expect(fire.node.id == "again")
     }
 
+    #if DEBUG
+        @Test(
+            "a sweep dropped without release stops a debug build (its timers would leak)",
+            .disabled(if: Sanitizers.threadSanitizerIsActive, "exit tests fork: skipped under ThreadSanitizer"))
+        func droppedSweep() async {
+            await #expect(processExitsWith: .failure) {
+                var registry = ShardState()
+                let node = TimerNode(id: "a", deadline: 10, interval: 0, options: .init()) { _ in }
+                node.name("a")
+                _ = try? registry.add(node)
+                _ = registry.close(.shutDown)
+            }
+        }
+    #endif
+
     @Test("shutdown refuses new timers and happens once")
     func shutdown() throws {
         var registry = ShardState()

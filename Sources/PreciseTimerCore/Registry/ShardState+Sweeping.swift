@@ -19,6 +19,15 @@ extension ShardState {
             self.count = timers.count
         }
 
+        /// A sweep dropped without ``release(prefetchingWith:)`` would leak every timer it holds
+        /// (the tables own their nodes unmanaged): a debug build stops there; a release build lets
+        /// go of them here rather than leak, wherever the value was dropped.
+        deinit {
+            guard !self.parts.isEmpty else { return }
+            assertionFailure("ShardState.Swept dropped without release(): release it outside the lock")
+            Self.release(self.parts, prefetchingWith: nil)
+        }
+
         /// Nothing swept yet: sweeps of several shards are gathered into one with ``absorb(_:)``.
         package init() {
             self.parts = []
@@ -30,6 +39,7 @@ extension ShardState {
         package mutating func absorb(_ other: consuming Swept) {
             self.parts.append(contentsOf: other.parts)
             self.count += other.count
+            other.parts = []  // Handed over: its deinit has nothing left to release.
         }
 
         /// Lets go of every handler and node, in one pass over the nodes of every shard swept
@@ -50,6 +60,7 @@ extension ShardState {
         ///   hints.
         package consuming func release(prefetchingWith driver: (any TimerDriver)? = nil) {
             Self.release(self.parts, prefetchingWith: driver)
+            self.parts = []
         }
 
         private static func release(_ sweeps: [Part], prefetchingWith driver: (any TimerDriver)?) {
