@@ -72,25 +72,28 @@ extension WallClockSchedule {
             guard steps == walk else {
                 return passed == 0 ? nil : WallClockCatchUp(latest: latest, passed: passed)
             }
-            // More than a walk passed: look for an occurrence close before `instant`, in windows
-            // that double from the last spacing seen, and walk on from there.
-            var window = gap
-            while true {
-                guard window < saturatingSubtract(instant.nanosecondsSinceEpoch, latest.nanosecondsSinceEpoch) else {
-                    break
-                }
-                let probe = instant.nanosecondsSinceEpoch - window
-                if let near = self.next(after: WallClockInstant(nanosecondsSinceEpoch: probe)), near > latest,
-                    near <= instant
-                {
-                    latest = near
-                    passed &+= 1
-                    break
-                }
-                guard window <= Int64.max / 2 else { break }
-                window *= 2
+            // More than a walk passed: skip to an occurrence close before `instant` (the count of
+            // what was skipped is not known: `passed` stays a lower bound) and walk on from there.
+            if let near = self.occurrence(closeBefore: instant, after: latest, window: gap) {
+                latest = near
+                passed &+= 1
             }
         }
+    }
+
+    /// An occurrence after `latest` and not after `instant`, looked for in windows before
+    /// `instant` that double from `window`; `nil` once the window reaches back to `latest`.
+    private func occurrence(
+        closeBefore instant: WallClockInstant, after latest: WallClockInstant, window start: Int64
+    ) -> WallClockInstant? {
+        var window = start
+        while window < saturatingSubtract(instant.nanosecondsSinceEpoch, latest.nanosecondsSinceEpoch) {
+            let probe = WallClockInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch - window)
+            if let near = self.next(after: probe), near > latest, near <= instant { return near }
+            guard window <= Int64.max / 2 else { return nil }
+            window *= 2
+        }
+        return nil
     }
 
     /// Walks at most `limit` occurrences after `start` that are not after `instant`: the last one
