@@ -73,13 +73,15 @@ struct CalendarClockEventTests {
         await beats.wait(forCount: 50)
         timers.simulateClockChange(wallClockStep: .seconds(365 * 86_400))
         let stepAt = timers.now.nanoseconds
-        await calendar.wait(timeout: .seconds(20)) { ticks in ticks.contains { $0.missed > 0 } }
-        await beats.wait(timeout: .seconds(20)) { $0.last ?? 0 > stepAt + 500_000_000 }
+        let caughtUp = await calendar.wait(timeout: .seconds(60)) { ticks in ticks.contains { $0.missed > 0 } }
+        let beating = await beats.wait(timeout: .seconds(60)) { $0.last ?? 0 > stepAt + 500_000_000 }
+        #expect(caughtUp && beating, "the calendar call or the heartbeat did not come after the step")
         let around = beats.values.filter { $0 > stepAt - 100_000_000 }
         let worstGap = zip(around, around.dropFirst()).map { $1 - $0 }.max() ?? .max
-        // Generous for a loaded 2-core machine under a sanitizer (its normal figure is about a
-        // millisecond: `precise-stress --measure-step`); the walk it replaces froze it for 24.6 s.
-        #expect(worstGap < 5_000_000_000, "heartbeat's worst gap after the step: \(Duration.nanoseconds(worstGap))")
+        // Generous for a loaded 2-core machine under a sanitizer, where the whole process can be
+        // starved for seconds (6.8 s seen once); its normal figure is about a millisecond
+        // (`precise-stress --measure-step`). The walk this replaced froze the loop for 24.6 s.
+        #expect(worstGap < 12_000_000_000, "heartbeat's worst gap after the step: \(Duration.nanoseconds(worstGap))")
         #expect(calendar.values.contains { $0.missed >= 64 })
     }
 
