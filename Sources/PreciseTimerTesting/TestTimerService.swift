@@ -149,7 +149,9 @@ public final class TestTimerService: TimerCoreService {
         // Bounded by `target`: a handler that moves the clock (as if it ran long) cannot make the
         // advance chase its own clock forever.
         while true {
-            switch self.core.runDue(notAfter: target) {
+            let outcome = self.core.runDue(notAfter: target)
+            self.assertInvariants()
+            switch outcome {
             case .batchLimitReached:
                 continue
             case .idle(let next) where next <= target:
@@ -162,6 +164,17 @@ public final class TestTimerService: TimerCoreService {
             }
         }
     }
+
+    /// After each pass of the loop, in debug builds: the registry's invariants hold
+    /// (``TimerCore/invariantViolations()``). Skipped above a few thousand timers, where the O(n)
+    /// check would make a large test quadratic.
+    private func assertInvariants() {
+        assert(
+            self.core.scheduledCount > Self.invariantCheckLimit || self.core.invariantViolations().isEmpty,
+            "TestTimerService: registry invariants broken: \(self.core.invariantViolations())")
+    }
+
+    private static let invariantCheckLimit = 4_096
 
     /// Fires what is due at the earliest pending deadline, moving time there first if it is in
     /// the future (a deadline already passed fires without moving time). Timers due later are

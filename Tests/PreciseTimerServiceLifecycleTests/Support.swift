@@ -27,18 +27,6 @@ final class Events: Sendable {
     }
 }
 
-/// Lets a test see whether an object was deallocated.
-final class WeakProbe<Object: AnyObject & Sendable>: Sendable {
-    weak let object: Object?
-    init(_ object: Object) { self.object = object }
-    var isReleased: Bool { self.object == nil }
-}
-
-/// An object whose only job is to be captured by a handler and then released.
-final class Canary: Sendable {
-    init() {}
-}
-
 /// Whether scheduling on `timers` now fails with `.shutDown`.
 func schedulingFailsWithShutDown(_ timers: PreciseTimer) -> Bool {
     do {

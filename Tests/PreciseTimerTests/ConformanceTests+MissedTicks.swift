@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import PreciseTimer
+import PreciseTimerTesting
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import Dispatch
 import PreciseTimer
+import PreciseTimerTesting
 import Testing
 
 extension ControlConformanceTests {

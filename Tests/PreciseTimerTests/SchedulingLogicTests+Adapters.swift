@@ -1,5 +1,6 @@
 import PreciseTimer
 import PreciseTimerCompat
+import PreciseTimerTesting
 import Testing
 
 extension SchedulingLogicTests {

@@ -86,8 +86,15 @@ extension ShardState {
     }
 
     /// The earliest deadline of a pending timer in this shard, read without touching what the
-    /// loop saw (unlike ``peek()``).
-    package var earliestPendingDeadline: Int64? { self.heap.min?.deadline }
+    /// loop saw (unlike ``peek()``); early entries are filed again first (``settleHead()``).
+    package mutating func earliestPendingDeadline() -> Int64? {
+        self.settleHead()
+        return self.heap.min?.deadline
+    }
+
+    /// The key of the heap's earliest entry as it was filed, which a lazy extension may have left
+    /// early (for tests: a later reschedule moved nothing in the heap).
+    package var earliestFiledDeadline: Int64? { self.heap.min?.deadline }
 
     /// The slots of the ID table and the entries of the heap's storage (for tests: memory kept).
     package var capacities: (table: Int, heap: Int) { (self.timers.capacity, self.heap.capacity) }

@@ -19,6 +19,7 @@ extension ShardState {
                 self.loopLooksAt = .none
                 return .idle(nil)
             }
+            if self.refile(entry) { continue }
             guard entry.deadline <= now, entry.deadline <= limit else {
                 self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
                 return .idle(entry.deadline)
@@ -91,12 +92,31 @@ extension ShardState {
     /// The loop looks at this shard: returns the earliest pending timer (``Head/none`` when none is pending). Until the next `peek`, a
     /// timer that comes before it makes ``add(_:)`` (and every other push) ask for a wake-up.
     package mutating func peek() -> Head {
+        self.settleHead()
         self.loopLooksAt =
             self.heap.min.map {
                 Head(deadline: $0.deadline, sequence: $0.sequence, address: UInt(bitPattern: $0.node.toOpaque()))
             }
             ?? .none
         return self.loopLooksAt
+    }
+
+    /// Files the heap's earliest entries again while they are early: entries a lazy extension
+    /// left behind (see ``reschedule(_:hash:to:now:)``). Afterwards the earliest entry's deadline
+    /// is its timer's.
+    mutating func settleHead() {
+        while let entry = self.heap.min, self.refile(entry) {}
+    }
+
+    /// If `entry` (the heap's earliest) is early for its timer, files the timer again at its own
+    /// deadline and returns `true`.
+    @inline(__always)
+    private mutating func refile(_ entry: TimerHeap.Entry) -> Bool {
+        let fireAt = entry.node._withUnsafeGuaranteedRef { $0.fireAt }
+        guard fireAt > entry.deadline else { return false }
+        let node = self.heap.removeMin()!
+        self.heap.insert(node)
+        return true
     }
 
     /// ``next(now:notAfter:isFresh:)`` and, for a timer whose handler runs right here on the loop (no hop), its

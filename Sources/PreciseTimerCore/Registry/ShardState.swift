@@ -196,6 +196,14 @@ package struct ShardState {
     ) -> (found: Bool, wake: Bool) {
         guard let node = self.timers.find(id, hash: hash) else { return (false, false) }
         switch node.state {
+        case .pending where node.clock == nil && deadline >= node.deadline:
+            // Later (an idle timeout pushed on): lazy extension. The heap entry stays where it is,
+            // now early, and the loop files it again when it reaches the top (``settleHead()``),
+            // so a touch writes the node and moves nothing in the heap.
+            node.deadline = deadline
+            node.catchUp = 0
+            node.epoch &+= 1
+            return (true, false)
         case .pending, .taken:
             self.invalidate(node)
             node.deadline = deadline

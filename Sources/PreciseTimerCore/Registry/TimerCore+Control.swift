@@ -146,20 +146,23 @@ extension TimerCore {
         let request = try TimerTrigger.after(delay).request(
             now: now, clock: options.clock, driver: self.doorbell, id: id)
         let deadline = request.deadline
-        // Built outside the lock, used or not: an unused node's handler is released out here.
+        // Checked on every touch: bad options are refused whether or not they create a timer.
         let tolerance = try Self.validatedTolerance(options, id: id)
+        let hash = id.tableHash
+        let shard = self.shard(for: hash)
+        // The usual touch: the timer exists and moves; nothing is built or counted.
+        let (moved, wake) = self.shards[shard].withLock { $0.reschedule(id, hash: hash, to: deadline, now: now) }
+        if moved {
+            if wake { self.wakeLoop(for: shard, deadline: deadline) }
+            return false
+        }
+        // A creation: the node is built outside the lock, used or not (an unused node's handler
+        // is released out here).
         let node = TimerNode(
             id: id, deadline: deadline, interval: 0, options: options, clock: request.clock, tolerance: tolerance,
             handler: handler)
         node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
         node.name(id)
-        let shard = self.shard(for: node.hash)
-        // The usual touch: the timer exists and moves; nothing is counted.
-        let (moved, wake) = self.shards[shard].withLock { $0.reschedule(id, hash: node.hash, to: deadline, now: now) }
-        if moved {
-            if wake { self.wakeLoop(for: shard, deadline: deadline) }
-            return false
-        }
         if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
         // A creation, counted before the timer is visible (see ``schedule(_:id:options:_:)``); a
         // touch that created it on another thread in between makes this one a move after all.

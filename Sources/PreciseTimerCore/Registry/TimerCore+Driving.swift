@@ -220,7 +220,7 @@ extension TimerCore {
     package var earliestDeadline: MonotonicInstant? {
         var earliest: Int64?
         for shard in self.shards where shard.count.load(ordering: .relaxed) > 0 {
-            if let deadline = shard.withLock({ $0.earliestPendingDeadline }) {
+            if let deadline = shard.withLock({ $0.earliestPendingDeadline() }) {
                 earliest = min(earliest ?? .max, deadline)
             }
         }

@@ -32,6 +32,10 @@ import Synchronization
 ///   unretained (a node is in the heap only while registered); a ``ShardState/Fire`` holds a
 ///   strong reference, so a node taken for a call outlives its removal from the table. The
 ///   deadline heaps of bound timers name nodes by identity only, so they keep nothing alive.
+/// - **Heap keys.** A heap entry's key is its node's ``TimerNode/fireAt`` when it was filed. A
+///   reschedule to a later deadline (an idle timeout pushed on) only writes the node, so a key
+///   may be early, never late; the shard files an early entry again when it reaches the top
+///   (``ShardState/settleHead()``), before the loop reads a head or takes a timer.
 /// - **Counters.** ``sequence`` gives scheduling order, generations and generated IDs (never
 ///   reused); a node's `epoch` invalidates fires already taken; the shard's `era` ends every
 ///   node swapped out by `cancelAll` or `close` at once; ``boundVersion`` tells an engine its

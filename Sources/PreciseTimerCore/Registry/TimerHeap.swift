@@ -129,10 +129,15 @@ package struct TimerHeap {
 
     /// Removes `node`'s entry, wherever it is.
     ///
+    /// An entry's key is its node's ``TimerNode/fireAt`` when it was filed; a lazy extension may
+    /// have moved the node's deadline later since (never earlier), so a key is never after its
+    /// node's deadline and the registry files an early entry again when it reaches the top.
+    ///
     /// A node in the heap proper is at its ``TimerNode/heapIndex``. A node gathered into the run
     /// still holds the index it had in the heap (writing a new one into every gathered node is
     /// the very cache miss the run avoids), so an index that does not point back at the node
-    /// means the run, where the node is found by its key in O(log n).
+    /// means the run, where the node is found by its key in O(log n) (by a scan of the run when a
+    /// lazy extension changed its key).
     package mutating func remove(_ node: TimerNode) {
         let index = Int(node.heapIndex)
         let address = Unmanaged.passUnretained(node).toOpaque()
@@ -153,6 +158,14 @@ package struct TimerHeap {
             !self.run[low].isLive || self.run[low].entry.node.toOpaque() != address
         {
             low += 1
+        }
+        if low >= self.run.count || !self.run[low].isLive || self.run[low].entry.node.toOpaque() != address {
+            // Filed before a lazy extension moved its deadline (see ``ShardState/reschedule(_:hash:to:now:)``):
+            // its key is not the node's now. A run holds at most ``maximumGather`` entries.
+            low = self.runStart
+            while low < self.run.count, !self.run[low].isLive || self.run[low].entry.node.toOpaque() != address {
+                low += 1
+            }
         }
         precondition(
             low < self.run.count && self.run[low].isLive && self.run[low].entry.node.toOpaque() == address,
@@ -408,5 +421,36 @@ package struct TimerHeap {
                 moving.node._withUnsafeGuaranteedRef { $0.heapIndex = Int32(truncatingIfNeeded: hole) }
             }
         }
+    }
+
+    // MARK: Invariants (tests)
+
+    /// Calls `body` with every entry's key and node, the due run's live entries first (tests).
+    package func forEachKeyedEntry(_ body: (_ entry: Entry) -> Void) {
+        for runEntry in self.run[self.runStart...] where runEntry.isLive { body(runEntry.entry) }
+        for entry in self.entries { body(entry) }
+    }
+
+    /// What is wrong with the heap's own structure (empty when nothing): the heap order, each
+    /// entry's index in its node, and the due run's order, front and count.
+    package func structureViolations() -> [String] {
+        var violations: [String] = []
+        for (index, entry) in self.entries.enumerated() {
+            if index > 0, entry < self.entries[(index - 1) / 4] {
+                violations.append("heap entry \(index) comes before its parent")
+            }
+            if entry.node._withUnsafeGuaranteedRef({ Int($0.heapIndex) }) != index {
+                violations.append("heap entry \(index): its node says it is at another index")
+            }
+        }
+        let live = self.run[self.runStart...].filter(\.isLive)
+        if live.count != self.runCount { violations.append("due run: \(live.count) live, counted \(self.runCount)") }
+        if self.runStart < self.run.count, !self.run[self.runStart].isLive {
+            violations.append("due run: its front is not live")
+        }
+        for index in self.run.indices.dropFirst() where self.run[index].entry < self.run[index - 1].entry {
+            violations.append("due run: entry \(index) out of firing order")
+        }
+        return violations
     }
 }

@@ -42,18 +42,6 @@ final class Recorder<Value: Sendable>: Sendable {
     }
 }
 
-/// Lets a test see whether an object was deallocated.
-final class WeakProbe<Object: AnyObject>: Sendable where Object: Sendable {
-    weak let object: Object?
-    init(_ object: Object) { self.object = object }
-    var isReleased: Bool { self.object == nil }
-}
-
-/// An object whose only job is to be captured and then released.
-final class Canary: Sendable {
-    init() {}
-}
-
 /// Sleeps without blocking a Swift-concurrency thread.
 func pause(_ duration: Duration) async {
     try? await Task.sleep(for: duration)

@@ -1,4 +1,4 @@
-import PreciseTimer
+import PreciseTimerCore
 import PreciseTimerTesting
 import Synchronization
 import Testing
