@@ -86,6 +86,7 @@ extension TimerCore {
     /// a catch-up leaves `fire` answering the latest passed occurrence; a review puts the timer
     /// back in the heap (or ends it) and calls nothing.
     func askSchedule(_ fire: inout ShardState.Fire, shard index: Int) -> Bool {
+        self.shards[index].assertNotHeld()  // A schedule is user code.
         let schedule = fire.node.clock!.schedule!
         let anchor = fire.occurrence!  // Every review and catch-up is taken with its occurrence.
         let first: ShardState.Upcoming
@@ -177,6 +178,8 @@ extension TimerCore {
     ///   for a one-shot, when it returned for a repeating timer.
     @discardableResult
     func invoke(_ call: ShardState.Call, for fire: ShardState.Fire, onLoop: Bool) -> Int64 {
+        // No lock around user code (the handler, then a calendar timer's schedule).
+        self.shards[self.shard(for: fire.node.hash)].assertNotHeld()
         let firedAt = self.doorbell.now()
         self.instruments.willCall(fire, firedAt: firedAt)
         call.handler(

@@ -17,6 +17,13 @@ final class TimerShard: Sendable {
         self.boundChanges = boundChanges
     }
 
+    /// Debug builds: stops if the calling thread holds this shard's lock (see
+    /// ``SemaphoreGuarded/assertNotHeld(file:line:)``); called before a handler or a schedule runs.
+    @inline(__always)
+    func assertNotHeld(file: StaticString = #fileID, line: UInt = #line) {
+        self.registry.assertNotHeld(file: file, line: line)
+    }
+
     /// Runs `body` under the shard's semaphore, then publishes the count.
     @inline(__always)
     func withLock<Result: ~Copyable, Failure: Error>(

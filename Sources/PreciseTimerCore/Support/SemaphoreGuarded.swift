@@ -1,15 +1,31 @@
 import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A value guarded by a binary `DispatchSemaphore`, the registry lock the mission asks for.
 ///
 /// Uncontended, `wait` and `signal` are one atomic operation each (no system call).
 /// Callers must not run user code or a blocking libevent call inside `withLock`.
+///
+/// Debug builds know the owner, as Go's runtime locks do (`assertLockHeld`): taking the lock
+/// again on the thread that holds it stops at once with a message instead of deadlocking, and
+/// ``assertHeld()`` / ``assertNotHeld()`` check a function's precondition (no user code runs
+/// with a shard's lock held). Release builds keep none of it.
 package final class SemaphoreGuarded<Value>: @unchecked Sendable {
     // Invariant: `value` is read and written only between `semaphore.wait()` and `signal()`.
     // It lives behind a pointer rather than in a `var`: the semaphore already guarantees
     // exclusive access, and a stored `var` would pay a dynamic exclusivity check per call.
     private let semaphore = DispatchSemaphore(value: 1)
     private let value: UnsafeMutablePointer<Value>
+    #if DEBUG
+        /// The thread holding the lock (`pthread_self`), 0 when free: written only by the holder.
+        private let owner = Atomic<UInt>(0)
+    #endif
 
     package init(_ value: Value) {
         self.value = .allocate(capacity: 1)
@@ -26,8 +42,46 @@ package final class SemaphoreGuarded<Value>: @unchecked Sendable {
     package func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
+        #if DEBUG
+            let thread = Self.currentThread
+            precondition(
+                self.owner.load(ordering: .relaxed) != thread,
+                "SemaphoreGuarded: taken again on the thread that holds it (this would deadlock)")
+        #endif
         self.semaphore.wait()
-        defer { self.semaphore.signal() }
+        #if DEBUG
+            self.owner.store(thread, ordering: .relaxed)
+        #endif
+        defer {
+            #if DEBUG
+                self.owner.store(0, ordering: .relaxed)
+            #endif
+            self.semaphore.signal()
+        }
         return try body(&self.value.pointee)
     }
+
+    /// Debug builds: stops unless the calling thread holds the lock.
+    @inline(__always)
+    package func assertHeld(file: StaticString = #fileID, line: UInt = #line) {
+        #if DEBUG
+            precondition(
+                self.owner.load(ordering: .relaxed) == Self.currentThread, "SemaphoreGuarded: lock not held",
+                file: file, line: line)
+        #endif
+    }
+
+    /// Debug builds: stops if the calling thread holds the lock (before user code runs).
+    @inline(__always)
+    package func assertNotHeld(file: StaticString = #fileID, line: UInt = #line) {
+        #if DEBUG
+            precondition(
+                self.owner.load(ordering: .relaxed) != Self.currentThread,
+                "SemaphoreGuarded: held while calling out (user code must never run under it)", file: file, line: line)
+        #endif
+    }
+
+    #if DEBUG
+        private static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+    #endif
 }
