@@ -16,9 +16,10 @@ extension TimerCore {
     }
 
     func move(_ id: TimerID, to deadline: Int64) -> Bool {
-        let now = self.doorbell.now()
         let hash = id.tableHash
         let shard = self.shard(for: hash)
+        self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: hash))  // Overlaps the clock and the lock.
+        let now = self.doorbell.now()
         let (found, wake) = self.shards[shard].withLock { $0.reschedule(id, hash: hash, to: deadline, now: now) }
         if wake { self.wakeLoop(for: shard, deadline: deadline) }
         return found
@@ -51,7 +52,9 @@ extension TimerCore {
     @discardableResult
     package func cancel(_ id: TimerID) -> Bool {
         let hash = id.tableHash
-        let ended = self.shards[self.shard(for: hash)].withLock { $0.cancel(id, hash: hash) }
+        let shard = self.shards[self.shard(for: hash)]
+        self.doorbell.prefetch(address: shard.slotAddress(hash: hash))  // Overlaps taking the lock.
+        let ended = shard.withLock { $0.cancel(id, hash: hash) }
         withExtendedLifetime(ended) {}  // Released here, outside the lock.
         guard ended.node != nil else { return false }
         self.instruments.cancelled(1)

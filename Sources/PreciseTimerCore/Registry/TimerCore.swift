@@ -172,16 +172,20 @@ package final class TimerCore: Sendable {
         }
         let tolerance = try Self.validatedTolerance(options, id: id)
         let request = try trigger.request(now: self.doorbell.now(), clock: options.clock, driver: self.doorbell, id: id)
-        // Built outside the lock: if the registry refuses it, its handler is released out here.
-        let node = TimerNode(
-            id: id ?? "", deadline: request.deadline, interval: request.interval, options: options,
-            clock: request.clock, tolerance: tolerance, handler: handler)
         let number = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
-        node.sequence = number
         // A generated name is unique by construction: its number is this timer's generation, and
         // no explicit ID may take the generated form.
-        node.name(id ?? TimerID(generatedNumber: number))
-        let shard = self.shard(for: node.hash)
+        let name = id ?? TimerID(generatedNumber: number)
+        let hash = name.tableHash
+        let shard = self.shard(for: hash)
+        // At a million timers the slot is a cache miss: start it now, so it overlaps building the node.
+        self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: hash))
+        // Built outside the lock: if the registry refuses it, its handler is released out here.
+        let node = TimerNode(
+            id: name, deadline: request.deadline, interval: request.interval, options: options,
+            clock: request.clock, tolerance: tolerance, handler: handler)
+        node.sequence = number
+        node.hash = hash
         // Read while the node is still this thread's alone: once added, the loop owns it.
         let fireAt = node.fireAt
         // Counted before it is visible: its fire or cancel may come on another thread at once.

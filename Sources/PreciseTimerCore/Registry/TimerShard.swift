@@ -9,12 +9,25 @@ final class TimerShard: Sendable {
     /// How many of its timers are bound to another clock, published like ``count``: the core
     /// skips shards without any when it rebases or looks for the earliest bound deadline.
     let boundCount = Atomic<Int>(0)
+    /// The ID table's slots (``TimerTable/slotLayout``), published like ``count`` for
+    /// ``slotAddress(hash:)``: a hint only, never dereferenced, so a stale pair is harmless.
+    private let slotBase = Atomic<UInt>(0)
+    private let slotMask = Atomic<UInt>(0)
     /// The core's count of changes to bound timers (see ``TimerCore/boundVersion``).
     private let boundChanges: BoundChanges
 
     init(clocks: any TimerDriver, boundChanges: BoundChanges) {
         self.registry = SemaphoreGuarded(ShardState(clocks: clocks))
         self.boundChanges = boundChanges
+    }
+
+    /// The address of the table slot where a look-up of `hash` starts, read without the lock,
+    /// for prefetching only (it may be stale or torn: never dereference it).
+    @inline(__always)
+    func slotAddress(hash: UInt64) -> UInt {
+        let mask = self.slotMask.load(ordering: .relaxed)
+        return self.slotBase.load(ordering: .relaxed) &+ (UInt(truncatingIfNeeded: hash) & mask)
+            &* TimerTable.slotStride
     }
 
     /// Debug builds: stops if the calling thread holds this shard's lock (see
@@ -33,6 +46,11 @@ final class TimerShard: Sendable {
             let boundVersion = registry.boundVersion
             defer {
                 self.count.store(registry.count, ordering: .relaxed)
+                let slots = registry.timers.slotLayout
+                if self.slotBase.load(ordering: .relaxed) != slots.base {
+                    self.slotBase.store(slots.base, ordering: .relaxed)
+                    self.slotMask.store(slots.mask, ordering: .relaxed)
+                }
                 if registry.boundVersion != boundVersion {
                     self.boundCount.store(registry.boundCount, ordering: .relaxed)
                     self.boundChanges.value.add(1, ordering: .releasing)

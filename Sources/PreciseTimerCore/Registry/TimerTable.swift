@@ -68,6 +68,13 @@ package final class TimerTable {
         return nil
     }
 
+    /// Where the slots are and how many (a mask), for ``TimerShard`` to publish: a caller about
+    /// to take the lock hints the slot it will probe, so the miss overlaps its other work.
+    package var slotLayout: (base: UInt, mask: UInt) { (UInt(bitPattern: self.slots), UInt(self.mask)) }
+
+    /// The distance between slots, in bytes.
+    package static var slotStride: UInt { UInt(MemoryLayout<Slot>.stride) }
+
     /// The address of the slot where a look-up of `hash` starts, for prefetching only.
     @inline(__always)
     package func slotAddress(hash: UInt64) -> UInt {
