@@ -7,19 +7,25 @@ extension TimerCore {
     @discardableResult
     package func reschedule(_ id: TimerID, after delay: Duration) throws(PreciseTimerError) -> Bool {
         let nanoseconds = try delay.validatedDelay(for: id)
-        return self.move(id, to: try TimerRequest.deadline(now: self.doorbell.now(), after: nanoseconds, id: id))
+        return try self.move(id) { now throws(PreciseTimerError) in
+            try TimerRequest.deadline(now: now, after: nanoseconds, id: id)
+        }
     }
 
     @discardableResult
     package func reschedule(_ id: TimerID, at deadline: MonotonicInstant) throws(PreciseTimerError) -> Bool {
-        self.move(id, to: try TimerRequest.validated(deadline, now: self.doorbell.now(), id: id))
+        try self.move(id) { now throws(PreciseTimerError) in try TimerRequest.validated(deadline, now: now, id: id) }
     }
 
-    func move(_ id: TimerID, to deadline: Int64) -> Bool {
+    /// Moves the timer to the deadline `deadline(now)` gives, with one clock reading for both.
+    @inline(__always)
+    func move(_ id: TimerID, to deadline: (Int64) throws(PreciseTimerError) -> Int64) throws(PreciseTimerError) -> Bool
+    {
         let hash = id.tableHash
         let shard = self.shard(for: hash)
         self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: hash))  // Overlaps the clock and the lock.
         let now = self.doorbell.now()
+        let deadline = try deadline(now)
         let (found, wake) = self.shards[shard].withLock { $0.reschedule(id, hash: hash, to: deadline, now: now) }
         if wake { self.wakeLoop(for: shard, deadline: deadline) }
         return found
