@@ -76,7 +76,7 @@ extension ShardState {
     /// from the next node (loaded by the previous call), its table slot and its handler's
     /// closure context. In a storm the loop comes back to this shard only after serving the
     /// others, so the memory has arrived by then; without it, every fire waits for each of these
-    /// misses in series (a storm of 100 000 took about 15 % longer without these hints). Hints
+    /// misses in series. Hints
     /// only: nothing is dereferenced but the next node, which the run holds (and the table owns)
     /// under the shard's lock.
     @inline(__always)

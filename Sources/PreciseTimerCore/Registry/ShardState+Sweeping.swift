@@ -70,8 +70,8 @@ extension ShardState {
             // A sweep whose timers are all pending (its table holds as many as its heap, the usual
             // shutdown) hands its table's references over, and its table's storage is freed first:
             // glibc merges every chunk in its fast free lists when a chunk of 64 KiB or more is
-            // freed (a table of 4 096 slots is one), a fifth of a shutdown's time when that came
-            // after 100 000 timers' worth of small frees. Its nodes are then released directly,
+            // freed (a table of 4 096 slots is one), which after many small frees walks them all. Its
+            // nodes are then released directly,
             // without a table probe.
             let handedOver = sweeps.map { $0.timers.count == $0.heap.count }
             for (sweep, handOver) in zip(sweeps, handedOver) where handOver {
@@ -128,8 +128,7 @@ extension ShardState {
             var order: [Pending] = []
             order.reserveCapacity(total)
             // Dense: placed by sequence number, in O(n), into at most two places (32 bytes) per
-            // timer, a transient 48 bytes a timer with the order itself (about a fifth of what a
-            // pending timer holds), freed before this returns.
+            // timer, a transient 48 bytes a timer with the order itself, freed before this returns.
             if total > 1, high - low < UInt64(2 * total) {
                 var placed = [Pending](repeating: Pending(node: 0, sweep: 0), count: Int(high - low) + 1)
                 // Sequences are unique per core; nodes that share one (hand-made in a test) follow

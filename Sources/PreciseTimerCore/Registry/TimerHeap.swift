@@ -17,8 +17,8 @@
 /// A storm (most of a shard's timers due at once, as sessions created together expire together)
 /// is served from a *due run* instead of by popping the heap one entry at a time: each pop sifts
 /// an entry down through every level, reading four children per level and writing the index of
-/// every entry it moves into that entry's node, a cache miss per level on cold nodes (about a
-/// third of the loop's time per fire in a storm of 100 000). ``gatherDue(notAfter:)`` moves
+/// every entry it moves into that entry's node, a cache miss per level on cold nodes.
+/// ``gatherDue(notAfter:)`` moves
 /// every due entry into the run in one pass over the array, sorts it, and the run is then
 /// consumed front to back, touching no node but the one it hands out. The run is part of the
 /// heap for every caller: ``min``, ``removeMin()``, ``remove(_:)``, ``count`` and
@@ -198,7 +198,7 @@ package struct TimerHeap {
     /// Only the entries that stay in the heap get a new index written into their node (at most
     /// as many as were gathered); the gathered nodes are not touched. A heap of more than
     /// ``maximumGather`` entries is popped one by one as before: the gather runs under the
-    /// shard's lock, and its time grows with the heap (about 20 ns an entry).
+    /// shard's lock, and its time grows with the heap.
     package mutating func gatherDue(notAfter bound: Int64) {
         guard self.runStart >= self.run.count, self.gatherCredit == 0, self.entries.count >= Self.minimumRun,
             self.entries.count <= Self.maximumGather, self.entries[0].deadline <= bound
@@ -232,15 +232,15 @@ package struct TimerHeap {
         self.heapify()
     }
 
-    /// The most entries a heap may hold for ``gatherDue(notAfter:)`` to gather its due ones: a
-    /// shard of a storm of 100 000 holds about 1 600, which it gathers in about 30 µs.
+    /// The most entries a heap may hold for ``gatherDue(notAfter:)`` to gather its due ones, so
+    /// that a gather holds the shard's lock a bounded time (a storm of 100 000 puts about 1 600
+    /// in each shard).
     package static let maximumGather = 2048
 
     /// A gathered run in firing order: by deadline, then sequence. Both usually span few bits (a
     /// storm's deadlines lie within microseconds, its sequences within the timers scheduled
     /// since), so they are packed into one 64-bit key and sorted by radix, 8 bits a pass, in O(n)
-    /// per pass: a comparison sort of the entries was about a seventh of the loop's time in a
-    /// storm. Keys that do not fit in 64 bits fall back to a comparison sort.
+    /// per pass, where a comparison sort costs O(n log n) comparisons under the lock. Keys that do not fit in 64 bits fall back to a comparison sort.
     private static func inFiringOrder(_ gathered: ContiguousArray<Entry>) -> ContiguousArray<RunEntry> {
         let count = gathered.count
         var lowDeadline = Int64.max

@@ -28,8 +28,8 @@ package final class TimerNode: @unchecked Sendable {
     // the node is 120 bytes, a 128-byte malloc chunk (234 B per pending timer with its table slot,
     // heap entry and handler): a million pending timers is a normal load. 128 bytes is also
     // glibc's largest fast-bin chunk: freeing a node (a fired one-shot, a cancel, a shutdown) is
-    // a push onto a list, where a 144-byte chunk was merged with its free neighbours, writing
-    // into other free chunks all over the heap (a sixth of the loop's time in a fire storm).
+    // a push onto a list, where a 144-byte chunk is merged with its free neighbours, writing
+    // into other free chunks all over the heap.
 
     /// Set once, before the node is shared (a generated name may be redrawn on a clash).
     @exclusivity(unchecked) package var id: TimerID

@@ -1,8 +1,7 @@
 /// The ID → node table of one registry shard: open addressing with linear probing over 16-byte
 /// slots that keep each ID's full hash beside its node.
 ///
-/// Why not `Dictionary<TimerID, TimerNode>`: at a million pending timers it was most of the cost
-/// of a schedule + cancel pair. Its removal shifts the following entries back and rehashes each
+/// Why not `Dictionary<TimerID, TimerNode>`: at a million pending timers its removal shifts the following entries back and rehashes each
 /// key to do so (SipHash over the string, a cache miss per key), and its growth rehashes every
 /// key. Here the hash is computed once per call (``TimerID/tableHash``) and stored, so a probe
 /// compares 8-byte hashes in one contiguous buffer and touches a node only on a hash match, a
