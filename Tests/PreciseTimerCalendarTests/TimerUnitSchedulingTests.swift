@@ -78,14 +78,19 @@ private func drive(
 
 /// Moves time from deadline to deadline (each timer fires at its exact instant, and the unit's
 /// task sees that instant) for `span`, letting the unit settle after each.
-private func driveExactly(_ timers: TestTimerService, _ id: TimerID, for span: Duration) async throws {
+private func driveExactly(
+    _ timers: TestTimerService, _ ids: TimerID..., for span: Duration
+) async throws {
     let end = timers.now.advanced(by: span)
+    func settleAll() async {
+        for id in ids { await settle(timers, id, timers: ids.count) }
+    }
     while let next = timers.nextDeadline, next <= end {
         timers.advanceToNextDeadline()
-        await settle(timers, id)
+        await settleAll()
     }
     try timers.advance(to: end)
-    await settle(timers, id)
+    await settleAll()
 }
 
 private func wall(_ text: String) -> WallClockInstant {
@@ -126,6 +131,38 @@ private struct FleetStore: TimerStateStore {
     var isSharedAcrossMachines: Bool { true }
     func lastTrigger(of id: TimerID) async throws -> WallClockInstant? { nil }
     func claim(_ occurrence: WallClockInstant, of id: TimerID) async throws -> Bool { true }
+}
+
+/// A store whose claims wait until the test opens the gate, then grant everything.
+private final class GatedStore: TimerStateStore {
+    private let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
+    private let open = Mutex(false)
+
+    var pending: Int { self.waiting.withLock { $0.count } }
+
+    func openGate() {
+        let resumed = self.open.withLock { open in
+            open = true
+            return self.waiting.withLock { waiting in
+                defer { waiting = [] }
+                return waiting
+            }
+        }
+        for continuation in resumed { continuation.resume() }
+    }
+
+    func lastTrigger(of id: TimerID) async throws -> WallClockInstant? { nil }
+
+    func claim(_ occurrence: WallClockInstant, of id: TimerID) async throws -> Bool {
+        await withCheckedContinuation { continuation in
+            let now = self.open.withLock { open in
+                if !open { self.waiting.withLock { $0.append(continuation) } }
+                return open
+            }
+            if now { continuation.resume() }
+        }
+        return true
+    }
 }
 
 private final class Probe: Sendable {}
@@ -458,6 +495,48 @@ struct TimerUnitSchedulingTests {
         #expect(runs.all.first?.end != nil, "the running handler finished")
         #expect(await eventually { weakProbe == nil }, "the handler outlived its unit")
         #expect(timers.scheduledCount == 0)
+    }
+
+    @Test("cancel while the store decides: the occurrence it grants is not run, and the handler is released")
+    func cancelDuringClaim() async throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let runs = Runs()
+        let store = GatedStore()
+        weak var weakProbe: Probe?
+        do {
+            let probe = Probe()
+            weakProbe = probe
+            let record = runs.handler(timers)
+            let unit = try TimerUnit("OnActiveSec=1s\nAccuracySec=1us")
+            try timers.schedule(unit: unit, id: "gated", store: store) { tick in
+                withExtendedLifetime(probe) {}
+                await record(tick)
+            }
+        }
+        await settle(timers, "gated")
+        try timers.advance(by: .seconds(1))
+        #expect(await eventually { store.pending == 1 })
+        #expect(timers.cancel("gated"))
+        store.openGate()
+        #expect(await eventually { weakProbe == nil }, "the unit's task never ended")
+        #expect(runs.count == 0)
+    }
+
+    @Test("OnStartupSec= counts from the service's creation, OnActiveSec= from the schedule call")
+    func startupAndActive() async throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        try timers.advance(by: .seconds(100))
+        let startup = Runs()
+        let active = Runs()
+        try timers.schedule(
+            unit: try TimerUnit("OnStartupSec=150s\nAccuracySec=1us"), id: "startup", startup.handler(timers))
+        try timers.schedule(
+            unit: try TimerUnit("OnActiveSec=150s\nAccuracySec=1us"), id: "active", active.handler(timers))
+        try await driveExactly(timers, "startup", "active", for: .seconds(300))
+        #expect(startup.all.map(\.start) == [MonotonicInstant(nanoseconds: 1_150_000_000_000)])
+        #expect(active.all.map(\.start) == [MonotonicInstant(nanoseconds: 1_250_000_000_000)])
     }
 
     @Test("OnBootSec=: passed before the schedule call, it elapses at once; later, at boot + span; then elapsed")
