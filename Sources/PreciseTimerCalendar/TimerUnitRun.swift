@@ -168,10 +168,10 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
             state.phase = first.map(Phase.waiting) ?? .elapsed
             return first
         }
-        let delay = first.map { max(0, saturatingSubtract($0.deadline(monotonic: now, wall: wall), now)) }
+        let delay = saturatingSubtract(self.carrierDeadline(for: first, monotonic: now, wall: wall), now)
         let options = TimerOptions(executor: .loop, clock: .continuous, tolerance: self.unit.accuracy)
         let handle = try service.scheduleTimer(
-            .every(.nanoseconds(Self.idle), startingAfter: .nanoseconds(min(delay ?? Self.idle, Self.idle))),
+            .every(.nanoseconds(Self.idle), startingAfter: .nanoseconds(delay)),
             id: self.id, options: options
         ) { tick in
             self.carrierFired(tick)
@@ -299,6 +299,15 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         to elapse: Elapse?, handle: TimerHandle?, service: any TimerService, monotonic now: Int64,
         wall: WallClockInstant
     ) {
+        if let handle, !Self.isCurrent(handle, self.id, service) { return }
+        let deadline = self.carrierDeadline(for: elapse, monotonic: now, wall: wall)
+        _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: deadline))
+    }
+
+    /// Where the carrier waits for `elapse`: its deadline, but at most `max(AccuracySec=, 1 min)`
+    /// ahead for a calendar elapse (see ``move(to:handle:service:monotonic:wall:)``), and a year
+    /// out for none.
+    private func carrierDeadline(for elapse: Elapse?, monotonic now: Int64, wall: WallClockInstant) -> Int64 {
         var deadline = saturatingAdd(now, Self.idle)
         if let elapse {
             deadline = min(deadline, max(now, elapse.deadline(monotonic: now, wall: wall)))
@@ -307,8 +316,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
                 deadline = min(deadline, saturatingAdd(now, recheck))
             }
         }
-        if let handle, !Self.isCurrent(handle, self.id, service) { return }
-        _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: deadline))
+        return deadline
     }
 
     /// Whether the carrier is still this unit's (not cancelled, its ID not taken by another

@@ -539,6 +539,53 @@ struct TimerUnitSchedulingTests {
         #expect(active.all.map(\.start) == [MonotonicInstant(nanoseconds: 1_250_000_000_000)])
     }
 
+    @Test("OnCalendar= through a suspend: the elapse slept through runs at resume, once")
+    func calendarThroughSuspend() async throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let runs = Runs()
+        let unit = try TimerUnit("OnCalendar=*-*-* 03:00:00\nAccuracySec=1us")
+        try timers.schedule(unit: unit, id: "nightly", runs.handler(timers))
+        timers.suspend(for: .seconds(5 * 3600))
+        await settle(timers, "nightly")
+        #expect(runs.all.map(\.tick.wallClockDeadline) == [wall("2026-01-01T03:00:00Z")])
+        #expect(runs.all.first?.wall == wall("2026-01-01T05:00:00Z"))
+        try await drive(timers, "nightly", steps: 24, by: .seconds(3600))
+        #expect(
+            runs.all.map(\.tick.wallClockDeadline) == [wall("2026-01-01T03:00:00Z"), wall("2026-01-02T03:00:00Z")])
+        #expect(runs.all.allSatisfy { $0.tick.missed == 0 })
+    }
+
+    @Test(
+        "OnCalendar= and wall-clock steps: forward, the elapse runs within a minute; back, it waits for the wall clock")
+    func calendarThroughSteps() async throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let runs = Runs()
+        let unit = try TimerUnit("OnCalendar=*-*-* 03:00:00\nAccuracySec=1us")
+        try timers.schedule(unit: unit, id: "nightly", runs.handler(timers))
+        // Forward over 03:00: noticed at the next check, at most a minute later.
+        timers.setWallClock(to: wall("2026-01-01T02:59:30Z"))
+        try await drive(timers, "nightly", steps: 60, by: .seconds(1))
+        let first = try #require(runs.all.first)
+        #expect(first.tick.wallClockDeadline == wall("2026-01-01T03:00:00Z"))
+        #expect(first.wall >= wall("2026-01-01T03:00:00Z") && first.wall <= wall("2026-01-01T03:00:30Z"))
+        #expect(runs.count == 1)
+
+        // Back by an hour just before the next 03:00: nothing runs until the wall clock gets there.
+        timers.setWallClock(to: wall("2026-01-02T02:59:00Z"))
+        try timers.advance(by: .seconds(30))
+        await settle(timers, "nightly")
+        timers.setWallClock(to: wall("2026-01-02T01:59:30Z"))
+        try await drive(timers, "nightly", steps: 60, by: .seconds(60))
+        #expect(runs.count == 1)
+        try await drive(timers, "nightly", steps: 2, by: .seconds(60))
+        #expect(runs.count == 2)
+        let second = try #require(runs.all.last)
+        #expect(second.tick.wallClockDeadline == wall("2026-01-02T03:00:00Z"))
+        #expect(second.wall >= wall("2026-01-02T03:00:00Z"))
+    }
+
     @Test("OnBootSec=: passed before the schedule call, it elapses at once; later, at boot + span; then elapsed")
     func onBoot() async throws {
         // The test service's monotonic clock starts 1000 s after its zero, the boot.
