@@ -100,11 +100,14 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
     /// `FixedRandomDelay=`'s delay, when fixed.
     private let fixedDelay: Int64?
     private let state = Mutex(State())
+    /// `WakeSystem=`'s alarm, armed at every elapse the carrier waits for.
+    private let wakeAlarm: (any TimerWakeAlarm)?
 
     init(
         unit: TimerUnit, id: TimerID, store: (any TimerStateStore)?, service: any TimerService,
-        machineID: [UInt8], handler: @escaping @Sendable (Tick) async -> Void
+        machineID: [UInt8], wakeAlarm: (any TimerWakeAlarm)?, handler: @escaping @Sendable (Tick) async -> Void
     ) {
+        self.wakeAlarm = wakeAlarm
         self.unit = unit
         self.id = id
         self.store = store
@@ -121,6 +124,10 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         } else {
             self.fixedDelay = nil
         }
+    }
+
+    deinit {
+        self.wakeAlarm?.disarm()
     }
 
     // MARK: TimerUnitRecord
@@ -169,6 +176,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
             return first
         }
         let delay = saturatingSubtract(self.carrierDeadline(for: first, monotonic: now, wall: wall), now)
+        self.setWakeAlarm(for: first, monotonic: now, wall: wall)
         let options = TimerOptions(executor: .loop, clock: .continuous, tolerance: self.unit.accuracy)
         let handle = try service.scheduleTimer(
             .every(.nanoseconds(Self.idle), startingAfter: .nanoseconds(delay)),
@@ -300,8 +308,17 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         wall: WallClockInstant
     ) {
         if let handle, !Self.isCurrent(handle, self.id, service) { return }
+        self.setWakeAlarm(for: elapse, monotonic: now, wall: wall)
         let deadline = self.carrierDeadline(for: elapse, monotonic: now, wall: wall)
         _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: deadline))
+    }
+
+    /// Arms `WakeSystem=`'s alarm at `elapse` (its own deadline, not the carrier's capped one), or
+    /// disarms it for none.
+    private func setWakeAlarm(for elapse: Elapse?, monotonic now: Int64, wall: WallClockInstant) {
+        guard let alarm = self.wakeAlarm else { return }
+        guard let elapse else { return alarm.disarm() }
+        alarm.arm(after: .nanoseconds(saturatingSubtract(elapse.deadline(monotonic: now, wall: wall), now)))
     }
 
     /// Where the carrier waits for `elapse`: its deadline, but at most `max(AccuracySec=, 1 min)`

@@ -172,7 +172,7 @@ private let machineB: [UInt8] = Array(100..<116)
 
 @Suite("schedule(unit:): systemd timer units on virtual time")
 struct TimerUnitSchedulingTests {
-    @Test("a unit without any trigger, Persistent= without a store, WakeSystem=: typed errors, nothing scheduled")
+    @Test("a unit without any trigger, Persistent= without a store, a negative span, a taken ID: typed errors")
     func refusals() throws {
         let timers = TestTimerService()
         defer { timers.shutdown() }
@@ -185,11 +185,6 @@ struct TimerUnitSchedulingTests {
         let persistent = try TimerUnit("OnCalendar=daily\nPersistent=true")
         #expect {
             try timers.schedule(unit: persistent, id: "persistent") { _ in }
-        } throws: { ($0 as? PreciseTimerError)?.code == .invalidConfiguration }
-
-        let wake = try TimerUnit("OnCalendar=daily\nWakeSystem=true")
-        #expect {
-            try timers.schedule(unit: wake, id: "wake") { _ in }
         } throws: { ($0 as? PreciseTimerError)?.code == .invalidConfiguration }
 
         var negative = try TimerUnit("OnActiveSec=1s")
@@ -584,6 +579,36 @@ struct TimerUnitSchedulingTests {
         let second = try #require(runs.all.last)
         #expect(second.tick.wallClockDeadline == wall("2026-01-02T03:00:00Z"))
         #expect(second.wall >= wall("2026-01-02T03:00:00Z"))
+    }
+
+    @Test("WakeSystem=: an alarm armed at each next elapse, disarmed while the handler runs, gone with the unit")
+    func wakeSystemAlarm() async throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let runs = Runs()
+        weak var weakProbe: Probe?
+        do {
+            let probe = Probe()
+            weakProbe = probe
+            let record = runs.handler(timers, busy: .seconds(60))
+            let unit = try TimerUnit("OnCalendar=*-*-* 03:00:00\nWakeSystem=true\nAccuracySec=1us")
+            try timers.schedule(unit: unit, id: "wake") { tick in
+                withExtendedLifetime(probe) {}
+                await record(tick)
+            }
+        }
+        let start = timers.now
+        // The carrier checks the wall clock every minute; the alarm waits for the elapse itself.
+        #expect(timers.wakeAlarm(of: "wake") == start.advanced(by: .seconds(3 * 3600)))
+        #expect(timers.deadline(of: "wake") == start.advanced(by: .seconds(60)))
+        try await driveExactly(timers, "wake", for: .seconds(3 * 3600 + 30))
+        #expect(runs.count == 1)
+        #expect(timers.wakeAlarm(of: "wake") == nil, "no elapse to wake for while the handler runs")
+        try await driveExactly(timers, "wake", for: .seconds(60))
+        #expect(timers.wakeAlarm(of: "wake") == start.advanced(by: .seconds(27 * 3600)))
+        #expect(timers.cancel("wake"))
+        #expect(await eventually { weakProbe == nil })
+        #expect(timers.wakeAlarm(of: "wake") == nil, "the alarm ends with the unit")
     }
 
     @Test("OnBootSec=: passed before the schedule call, it elapses at once; later, at boot + span; then elapsed")

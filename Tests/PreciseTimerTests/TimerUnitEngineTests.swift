@@ -1,6 +1,7 @@
 import PreciseTimer
 import PreciseTimerCalendar
 import PreciseTimerCore
+import PreciseTimerReference
 import Synchronization
 import Testing
 
@@ -53,5 +54,26 @@ struct TimerUnitEngineTests {
         var after = 0
         for await _ in stream { after += 1 }
         #expect(after <= 1, "at most the run under way when cancelled finishes")
+    }
+
+    @Test("WakeSystem=: PreciseTimer arms a CLOCK_BOOTTIME_ALARM timerfd or says why not; Dispatch has no alarm clock")
+    func wakeSystem() throws {
+        let unit = try TimerUnit("OnCalendar=*-*-* 03:00:00\nWakeSystem=true")
+        let libevent = try PreciseTimer()
+        defer { libevent.shutdown() }
+        do {
+            let handle = try libevent.schedule(unit: unit, id: "wake") { _ in }
+            #expect(libevent.cancel(handle))
+        } catch let error as PreciseTimerError {
+            #expect(error.code == .systemFailure)
+            #expect(error.function == "timerfd_create")
+            #expect(!libevent.isScheduled("wake"))
+        }
+        let dispatch = DispatchReferenceTimer()
+        defer { dispatch.shutdown() }
+        #expect {
+            try dispatch.schedule(unit: unit, id: "wake") { _ in }
+        } throws: { ($0 as? PreciseTimerError)?.code == .invalidConfiguration }
+        #expect(!dispatch.isScheduled("wake"))
     }
 }
