@@ -27,7 +27,7 @@ public struct TimerListing: Sendable, Hashable {
 
     /// The rows as `systemctl list-timers` prints them: a header (`NEXT LEFT LAST PASSED UNIT`),
     /// one line per row in the given order, columns padded to their widest cell, instants in UTC
-    /// (`2026-01-01 06:00:00 UTC`), spans as systemd writes them (`1h 30min left`, `5s ago`),
+    /// (`Thu 2026-01-01 06:00:00 UTC`), spans as systemd writes them (`1h 30min left`, `5s ago`),
     /// `-` for what is not known, and a last line with the count (`3 timers listed.`).
     ///
     /// - Parameter rows: The rows, usually ``/PreciseTimerCore/TimerService/listTimers()``'s.
@@ -58,11 +58,15 @@ public struct TimerListing: Sendable, Hashable {
         return ([line(header)] + cells.map(line) + ["", count]).joined(separator: "\n")
     }
 
-    /// `2026-01-01 06:00:00 UTC`.
+    /// `Thu 2026-01-01 06:00:00 UTC`, as systemd prints a timestamp.
     private static func format(_ instant: WallClockInstant) -> String {
         let iso = instant.description  // 2026-01-01T06:00:00.000000000Z
         guard let t = iso.firstIndex(of: "T"), let dot = iso.firstIndex(of: ".") else { return iso }
-        return "\(iso[..<t]) \(iso[iso.index(after: t)..<dot]) UTC"
+        // 1970-01-01 was a Thursday; floor division for instants before it.
+        let seconds = instant.nanosecondsSinceEpoch / 1_000_000_000
+        let days = (seconds - (seconds % 86_400 + 86_400) % 86_400) / 86_400
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][Int((days % 7 + 7) % 7)]
+        return "\(weekday) \(iso[..<t]) \(iso[iso.index(after: t)..<dot]) UTC"
     }
 
     /// A span as systemd writes it, to the second (`1h 30min`, `5s`, `0s`).

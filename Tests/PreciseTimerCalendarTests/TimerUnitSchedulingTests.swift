@@ -668,8 +668,8 @@ struct TimerUnitSchedulingTests {
         let lines = table.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.first?.hasPrefix("NEXT") == true)
         #expect(lines.first?.hasSuffix("UNIT") == true)
-        #expect(table.contains("2026-01-02 06:00:00 UTC 23h left"))
-        #expect(table.contains("2026-01-01 06:00:00 UTC 1h ago"))
+        #expect(table.contains("Fri 2026-01-02 06:00:00 UTC 23h left"))
+        #expect(table.contains("Thu 2026-01-01 06:00:00 UTC 1h ago"))
         #expect(lines.last == "3 timers listed.")
     }
 }
