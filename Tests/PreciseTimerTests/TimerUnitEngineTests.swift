@@ -1,7 +1,10 @@
+import InMemoryLogging
+import Logging
 import PreciseTimer
 import PreciseTimerCalendar
 import PreciseTimerCore
 import PreciseTimerReference
+import PreciseTimerTesting
 import Synchronization
 import Testing
 
@@ -76,5 +79,32 @@ struct TimerUnitEngineTests {
             try dispatch.schedule(unit: unit, id: "wake") { _ in }
         } throws: { ($0 as? PreciseTimerError)?.code == .invalidConfiguration }
         #expect(!dispatch.isScheduled("wake"))
+    }
+
+    @Test("a store that keeps failing: one warning naming the unit, the occurrence not run")
+    func storeFailureLogged() async throws {
+        struct Unavailable: Error {}
+        struct FailingStore: TimerStateStore {
+            func lastTrigger(of id: TimerID) async throws -> WallClockInstant? { nil }
+            func claim(_ occurrence: WallClockInstant, of id: TimerID) async throws -> Bool { throw Unavailable() }
+        }
+        let handler = InMemoryLogHandler()
+        var logger = Logger(label: "test", factory: { _ in handler })
+        logger.logLevel = .warning
+        let timers = TestTimerService(instruments: TimerInstruments(logger: logger, metrics: nil, stallThreshold: nil))
+        defer { timers.shutdown() }
+        let ran = Mutex(false)
+        let unit = try TimerUnit("OnActiveSec=0\nAccuracySec=2s")
+        try timers.schedule(unit: unit, id: "flaky", store: FailingStore()) { _ in ran.withLock { $0 = true } }
+        // Retries sleep on virtual time: move it while the unit waits, until it gives up.
+        for _ in 0..<2_000 where handler.entries.isEmpty {
+            try timers.advance(by: .milliseconds(100))
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let warnings = handler.entries.filter { $0.level == .warning }
+        #expect(warnings.count == 1, "\(handler.entries)")
+        #expect(warnings.first?.message.description.contains("skipped an occurrence") == true)
+        #expect(warnings.first?.metadata["timer.id"]?.description == "flaky")
+        #expect(!ran.withLock { $0 })
     }
 }
