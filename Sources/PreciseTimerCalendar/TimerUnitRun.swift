@@ -18,9 +18,18 @@ import Synchronization
 /// the next elapse is planned from the clocks then: elapses that passed while the unit was busy
 /// are dropped and counted (``Tick/missed`` of the next call), never run back to back.
 ///
-/// **Ground rules.** `state` is the only mutable state, behind its mutex; the handler, the store
-/// and the service are called outside it. The carrier's handler (on the service's thread) only
-/// takes an elapse and moves the deadline; everything that may wait runs in the task.
+/// **Ground rules.** `state` is the only mutable state, behind its mutex. The handler and the
+/// store are called outside it; the service's quick calls that move the carrier (`reschedule`,
+/// `pause`, the generation check) and the wake alarm are called under it, so that the phase and
+/// the carrier's deadline change together. That nests one way only: no service of this package
+/// calls a handler from inside those calls (a conformer of your own that did would deadlock
+/// here). The carrier's handler (on the service's thread) only takes an elapse and moves the
+/// deadline; everything that may wait runs in the task.
+///
+/// **Identity, by ID.** `reschedule` takes an ID, not a handle, so each move first checks that
+/// the ID's generation is still the carrier's: a cancel followed by a new timer under the same ID
+/// is never moved, except in the instant between the check and the move, which the ID-keyed
+/// call cannot close (exact once the registry can reschedule by handle).
 final class TimerUnitRun: TimerUnitRecord, Sendable {
     /// One elapse of the unit: the occurrence it claims and when it is due.
     struct Elapse: Sendable {
