@@ -146,10 +146,15 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
     }
 
     var nextElapse: WallClockInstant? {
-        self.state.withLock { state in
+        guard let service = self.service else { return nil }
+        let now = service.now.nanoseconds
+        let wall = service.wallClockNow
+        return self.state.withLock { state in
             guard case .waiting(let elapse) = state.phase else { return nil }
-            return WallClockInstant(
-                nanosecondsSinceEpoch: saturatingAdd(elapse.occurrence.nanosecondsSinceEpoch, elapse.delay))
+            // A calendar occurrence plus its delay; a monotonic elapse (or the catch-up) mapped
+            // to the wall clock now.
+            let left = saturatingSubtract(elapse.deadline(monotonic: now, wall: wall), now)
+            return WallClockInstant(nanosecondsSinceEpoch: saturatingAdd(wall.nanosecondsSinceEpoch, left))
         }
     }
 

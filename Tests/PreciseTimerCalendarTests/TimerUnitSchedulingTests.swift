@@ -231,6 +231,10 @@ struct TimerUnitSchedulingTests {
         }
         try first.schedule(unit: unit, id: "backup", store: store1, runs.handler(first))
         try second.schedule(unit: unit, id: "backup", store: store2, runs.handler(second))
+        await settle(first, "backup")
+        // The catch-up is due at once: NEXT is now, LAST the stamp's occurrence.
+        #expect(first.listTimers().first?.next == restart)
+        #expect(first.listTimers().first?.last == wall("2026-01-01T03:00:00Z"))
         for _ in 0..<3 {
             await settle(first, "backup")
             await settle(second, "backup")
