@@ -54,6 +54,7 @@ public final class PreciseTimer: TimerCoreService {
     /// The configuration the service was created with.
     public let configuration: Configuration
     package let core: TimerCore
+    package let units: TimerUnitTable
     let engine: LibeventEngine
 
     /// Steps the engine's wall clock by `step` and pretends a suspend of `suspend` (the wall and
@@ -176,10 +177,16 @@ public final class PreciseTimer: TimerCoreService {
         self.init(configuration: configuration, core: core, engine: engine, thread: "caller's event_base")
     }
 
+    /// `WakeSystem=`'s alarm: a `CLOCK_BOOTTIME_ALARM` timerfd (see ``TimerUnitHost``).
+    package func makeWakeAlarm(for id: TimerID) throws(PreciseTimerError) -> any TimerWakeAlarm {
+        try WakeAlarmTimerFD(id: id)
+    }
+
     /// Both public initializers end here, once the engine runs.
     private init(configuration: Configuration, core: TimerCore, engine: LibeventEngine, thread: String) {
         self.configuration = configuration
         self.core = core
+        self.units = TimerUnitTable(startedAt: self.core.now)
         self.engine = engine
         configuration.logger.debug("Timer service started", metadata: ["timer.thread": "\(thread)"])
     }
