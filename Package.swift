@@ -195,8 +195,10 @@ let package = Package(
                 "PreciseTimer",
                 "PreciseTimerServiceLifecycle",
                 "PreciseTimerTesting",
-                // Not linked for its code: built so the SIGTERM test can spawn it.
+                // Not linked for their code: built so the SIGTERM, job-runner and restart-loop
+                // tests can spawn them.
                 "precise-daemon-probe",
+                "example-cron",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

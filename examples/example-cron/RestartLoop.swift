@@ -63,8 +63,8 @@ struct RestartLoop {
             return false
         }
         output.line(
-            "restart-loop: \(self.restarts) restarts, each child killed after 0-\(Format.span(self.maxRun)), "
-                + "0-\(Format.span(self.maxDown)) down; unit *:*:0/1 Persistent=true; state \(state); log \(log)")
+            "restart-loop: \(self.restarts) restarts, each child killed after 0-\(Format.seconds(self.maxRun)), "
+                + "0-\(Format.seconds(self.maxDown)) down; unit *:*:0/1 Persistent=true; state \(state); log \(log)")
         var random = SystemRandomNumberGenerator()
         let arguments = [executable, "--units", units, "--state", state, "--run-log", log]
         for restart in 1...self.restarts {
