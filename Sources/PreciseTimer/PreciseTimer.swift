@@ -54,6 +54,7 @@ public final class PreciseTimer: TimerCoreService {
     /// The configuration the service was created with.
     public let configuration: Configuration
     package let core: TimerCore
+    package let units: TimerUnitTable
     let engine: LibeventEngine
 
     /// Steps the engine's wall clock by `step` and pretends a suspend of `suspend` (the wall and
@@ -180,6 +181,7 @@ public final class PreciseTimer: TimerCoreService {
     private init(configuration: Configuration, core: TimerCore, engine: LibeventEngine, thread: String) {
         self.configuration = configuration
         self.core = core
+        self.units = TimerUnitTable(startedAt: self.core.now)
         self.engine = engine
         configuration.logger.debug("Timer service started", metadata: ["timer.thread": "\(thread)"])
     }

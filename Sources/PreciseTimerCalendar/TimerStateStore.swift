@@ -35,4 +35,19 @@ public protocol TimerStateStore: Sendable {
     ///   to run (already claimed, or not after the unit's last trigger).
     /// - Throws: When the store cannot decide; the caller must not run the occurrence then.
     func claim(_ occurrence: WallClockInstant, of id: TimerID) async throws -> Bool
+
+    /// Whether processes on several machines share this store; `false` unless the store says so.
+    ///
+    /// A unit with `FixedRandomDelay=` scheduled with a store that answers `true` gets one delay
+    /// for the unit alone, the same on every machine (see ``TimerUnit/fixedRandomDelay``), so the
+    /// processes of a fleet agree on when an occurrence elapses and one of them claims it.
+    var isSharedAcrossMachines: Bool { get }
+}
+
+extension TimerStateStore {
+    /// `false`: the store is one machine's (a directory). A store shared by a fleet (a database)
+    /// implements the requirement and returns `true`, so that `FixedRandomDelay=` is per unit, the
+    /// machine ID left out (as if it were all zeros); with `false` it is per (machine, unit), as
+    /// systemd's.
+    public var isSharedAcrossMachines: Bool { false }
 }

@@ -32,6 +32,7 @@ import PreciseTimerCore
 /// refuses to run in a process other than the one that created it.
 public final class DispatchReferenceTimer: TimerCoreService {
     package let core: TimerCore
+    package let units: TimerUnitTable
     private let alarm: DispatchAlarm
 
     /// Creates the service.
@@ -42,6 +43,7 @@ public final class DispatchReferenceTimer: TimerCoreService {
         let alarm = DispatchAlarm(queue: DispatchQueue(label: "DispatchReferenceTimer", target: queue))
         self.alarm = alarm
         self.core = TimerCore(doorbell: alarm)
+        self.units = TimerUnitTable(startedAt: self.core.now)
         alarm.start(driving: self.core)
     }
 

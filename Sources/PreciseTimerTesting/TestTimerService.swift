@@ -32,6 +32,7 @@ import PreciseTimerCore
 public final class TestTimerService: TimerCoreService {
     private let clock: ManualDriver
     package let core: TimerCore
+    package let units: TimerUnitTable
     private let advancing = SemaphoreGuarded(false)
 
     /// The wall clock a test service starts at unless told otherwise: 2026-01-01T00:00:00Z.
@@ -58,6 +59,7 @@ public final class TestTimerService: TimerCoreService {
     ) {
         self.clock = ManualDriver(now: start.nanoseconds, wallClock: wallClock.nanosecondsSinceEpoch)
         self.core = TimerCore(doorbell: self.clock, hopsSynchronously: true, instruments: instruments)
+        self.units = TimerUnitTable(startedAt: self.core.now)
     }
 
     deinit {

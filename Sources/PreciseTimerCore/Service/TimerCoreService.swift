@@ -6,7 +6,7 @@
 /// held, so an inherited service touches none of it. Every call that schedules throws
 /// ``PreciseTimerError/Code/shutDown``, the others return `false`, `nil`, `0` or nothing, and
 /// ``TimerService/shutdown()`` returns at once.
-package protocol TimerCoreService: TimerService {
+package protocol TimerCoreService: TimerUnitHost {
     /// The registry and scheduling logic the service runs.
     var core: TimerCore { get }
     /// Stops the engine once the core is closed (the first ``TimerService/shutdown()`` and every

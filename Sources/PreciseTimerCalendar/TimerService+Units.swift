@@ -1,0 +1,120 @@
+import PreciseTimerCore
+
+extension TimerService {
+    /// Runs a systemd timer unit in process: `handler` runs at every elapse of `unit`, as systemd
+    /// would start the unit's service.
+    ///
+    /// ```swift
+    /// let unit = try TimerUnit("""
+    ///     OnCalendar=*-*-* 02:00
+    ///     RandomizedDelaySec=30min
+    ///     Persistent=true
+    ///     """)
+    /// let store = try DirectoryTimerStateStore(directory: "/var/lib/my-daemon/timers")
+    /// try timers.schedule(unit: unit, id: "backup", store: store) { tick in
+    ///     await runBackup()
+    /// }
+    /// ```
+    ///
+    /// **Elapses.** The next elapse is the earliest over every trigger: each `OnCalendar=`
+    /// schedule (on the wall clock, followed through steps within `max(AccuracySec=, 1 min)`, and
+    /// through suspend); `OnActiveSec=` from this call; `OnBootSec=` from the boot (the zero of
+    /// the monotonic clock, which on Linux is the boot, suspend left out, as systemd counts it);
+    /// `OnStartupSec=` from the service's creation (this package's services; for a conformer of
+    /// your own, from this call); `OnUnitActiveSec=` from the last handler start and
+    /// `OnUnitInactiveSec=` from the last handler end (the end of the async handler). As in
+    /// systemd, the last two wait for a first run (pair them with `OnActiveSec=` or
+    /// `OnBootSec=`), and `OnActiveSec=`, `OnBootSec=` and `OnStartupSec=` elapse once each; one
+    /// that has already passed at this call elapses at once, since the unit has not triggered
+    /// yet. `AccuracySec=` is the carrier timer's ``TimerOptions/tolerance``.
+    /// `RandomizedDelaySec=` delays each elapse by a uniform random span in `[0, delay]`;
+    /// with `FixedRandomDelay=` that span is systemd's for the (machine, unit) pair (a SipHash of
+    /// `/etc/machine-id` and `id`), or for the unit alone when the store is shared by machines
+    /// (``TimerStateStore/isSharedAcrossMachines``).
+    ///
+    /// **Runs.** The handler runs as a task, after the store (if any) has said this process runs
+    /// the occurrence (``TimerStateStore/claim(_:of:)`` with the schedule's instant, not the time
+    /// of the call). `false`: skipped silently (another process ran it). A store that throws is
+    /// asked again (backoff from 100 ms) for `AccuracySec=` (at least 1 s), then the occurrence
+    /// is logged and counted as missed, and never run. A unit never overlaps itself: an elapse
+    /// that comes while its handler runs is dropped and counted in the next call's
+    /// ``Tick/missed``, and the next run is the next elapse after the handler returns, never a
+    /// catch-up right behind it. A tick's ``Tick/wallClockDeadline`` is the calendar occurrence it
+    /// answers (`nil` for the monotonic triggers), ``Tick/scheduledAt`` its elapse with the random
+    /// delay.
+    ///
+    /// **Persistent=.** With a store, the unit reads its last trigger when scheduled; when an
+    /// `OnCalendar=` occurrence passed after it, one catch-up runs at start (after the random
+    /// delay, as in systemd), claiming the latest missed occurrence, so that processes sharing
+    /// the store run it once between them. Without a stamp (the store never saw the unit) there
+    /// is no catch-up, as in systemd: the first run is the first occurrence after now.
+    ///
+    /// **Identity.** The unit is one repeating timer under `id`, whose deadline the unit moves
+    /// after each run, so the returned handle names the unit for its whole life:
+    /// `cancel(handle)` or `cancel(id)` ends it, ``listTimers()`` lists it, `pause`/`resume`
+    /// work. Once cancelled, no run begins (a claim under way is dropped after it answers); a
+    /// handler already running is not cancelled and finishes, and the handler is released when it
+    /// returns. A unit whose triggers will never elapse again stays scheduled, paused, like a
+    /// systemd timer in state `elapsed`.
+    ///
+    /// - Parameters:
+    ///   - unit: The unit's `[Timer]` section.
+    ///   - id: The unit's ID (its name in the store and in listings).
+    ///   - store: Where the last trigger is kept and who runs an occurrence; `nil` runs every
+    ///     elapse.
+    ///   - handler: Runs at every elapse this process claims, as a task.
+    /// - Returns: The handle of the timer that carries the unit.
+    /// - Throws: ``PreciseTimerError``: ``PreciseTimerError/Code/invalidSchedule`` for a unit
+    ///   without any trigger; ``PreciseTimerError/Code/invalidDelay`` for a negative span;
+    ///   ``PreciseTimerError/Code/invalidConfiguration`` for `Persistent=` without a store (there
+    ///   is nowhere to read a last trigger from) and for `WakeSystem=` (a process cannot arm an
+    ///   `_ALARM` clock through this API: use a systemd timer to wake the machine);
+    ///   and what ``scheduleTimer(_:id:options:_:)`` throws (``PreciseTimerError/Code/emptyID``,
+    ///   ``PreciseTimerError/Code/duplicateID``, ``PreciseTimerError/Code/shutDown``). Nothing
+    ///   is scheduled then.
+    @discardableResult
+    public func schedule(
+        unit: TimerUnit, id: TimerID, store: (any TimerStateStore)? = nil,
+        _ handler: @escaping @Sendable (Tick) async -> Void
+    ) throws -> TimerHandle {
+        try self.schedule(unit: unit, id: id, store: store, machineID: nil, handler)
+    }
+
+    /// ``schedule(unit:id:store:_:)`` with the machine ID given (16 bytes) instead of read from
+    /// `/etc/machine-id`: for tests of `FixedRandomDelay=`.
+    @discardableResult
+    package func schedule(
+        unit: TimerUnit, id: TimerID, store: (any TimerStateStore)?, machineID: [UInt8]?,
+        _ handler: @escaping @Sendable (Tick) async -> Void
+    ) throws -> TimerHandle {
+        try Self.check(unit, id: id, store: store)
+        let machine = unit.fixedRandomDelay ? (machineID ?? FixedRandomDelay.machineID()) : FixedRandomDelay.nullID
+        let run = TimerUnitRun(unit: unit, id: id, store: store, service: self, machineID: machine, handler: handler)
+        return try run.start(on: self)
+    }
+
+    /// Refuses a unit this call cannot run (see ``schedule(unit:id:store:_:)``).
+    private static func check(_ unit: TimerUnit, id: TimerID, store: (any TimerStateStore)?) throws(PreciseTimerError) {
+        let spans = unit.onActive + unit.onBoot + unit.onStartup + unit.onUnitActive + unit.onUnitInactive
+        guard !unit.onCalendar.isEmpty || !spans.isEmpty else {
+            throw PreciseTimerError(
+                .invalidSchedule, id: id,
+                detail: "no trigger: a timer unit needs OnCalendar= or OnActiveSec=, OnBootSec=, OnStartupSec=, "
+                    + "OnUnitActiveSec=, OnUnitInactiveSec=")
+        }
+        for span in spans + [unit.accuracy, unit.randomizedDelay] where span < .zero {
+            throw PreciseTimerError(.invalidDelay, id: id, value: "\(span)")
+        }
+        if unit.persistent && store == nil {
+            throw PreciseTimerError(
+                .invalidConfiguration, id: id, value: "Persistent=yes",
+                detail: "Persistent= needs a TimerStateStore to keep the last trigger in")
+        }
+        if unit.wakeSystem {
+            throw PreciseTimerError(
+                .invalidConfiguration, id: id, value: "WakeSystem=yes",
+                detail: "waking the machine from suspend (an _ALARM clock) is not supported in process; "
+                    + "let a systemd timer with WakeSystem= wake the machine")
+        }
+    }
+}

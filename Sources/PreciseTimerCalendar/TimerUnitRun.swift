@@ -1,0 +1,437 @@
+import PreciseTimerCore
+import Synchronization
+
+/// One unit scheduled with `schedule(unit:id:store:_:)`: its triggers, its history in this process,
+/// and the one timer that carries it.
+///
+/// **The carrier.** A unit is one repeating timer on the service, scheduled once under the unit's
+/// ID on the continuous clock (so a suspend does not hold an elapse back), whose next deadline the
+/// unit moves itself with `reschedule(_:at:)`. The timer keeps its ID and generation from the
+/// first elapse to the cancel, so the handle `schedule(unit:…)` returns names the unit for its
+/// whole life, and `cancel(handle)` or `cancel(id)` ends it. (Re-arming a one-shot after each run
+/// would give each run a new generation, and the first handle would stop naming the unit.) The
+/// timer's own period is a year: it never elapses by itself, because each call moves the deadline.
+///
+/// **A run.** When the carrier fires and an elapse is due on its own clock (the wall clock for
+/// `OnCalendar=`, the monotonic clock for the others), the carrier is moved a year out and a task
+/// claims the occurrence from the store (if any) and runs the handler. When the handler returns,
+/// the next elapse is planned from the clocks then: elapses that passed while the unit was busy
+/// are dropped and counted (``Tick/missed`` of the next call), never run back to back.
+///
+/// **Ground rules.** `state` is the only mutable state, behind its mutex; the handler, the store
+/// and the service are called outside it. The carrier's handler (on the service's thread) only
+/// takes an elapse and moves the deadline; everything that may wait runs in the task.
+final class TimerUnitRun: TimerUnitRecord, Sendable {
+    /// One elapse of the unit: the occurrence it claims and when it is due.
+    struct Elapse: Sendable {
+        /// The occurrence on the wall clock: the calendar's instant, or a monotonic elapse mapped
+        /// to the wall clock when it was planned. What the store is asked to claim.
+        var occurrence: WallClockInstant
+        /// The monotonic elapse of a monotonic trigger; `nil` for a calendar occurrence.
+        var monotonic: Int64?
+        /// `RandomizedDelaySec=`'s delay for this elapse, in nanoseconds.
+        var delay: Int64
+
+        /// Whether the elapse is due at these readings of the clocks.
+        func isDue(monotonic now: Int64, wall: WallClockInstant) -> Bool {
+            if let monotonic = self.monotonic { return now >= saturatingAdd(monotonic, self.delay) }
+            return wall.nanosecondsSinceEpoch >= saturatingAdd(self.occurrence.nanosecondsSinceEpoch, self.delay)
+        }
+
+        /// When it is due on the monotonic clock, with the wall clock mapped at these readings.
+        func deadline(monotonic now: Int64, wall: WallClockInstant) -> Int64 {
+            if let monotonic = self.monotonic { return saturatingAdd(monotonic, self.delay) }
+            let left = saturatingSubtract(
+                saturatingAdd(self.occurrence.nanosecondsSinceEpoch, self.delay), wall.nanosecondsSinceEpoch)
+            return saturatingAdd(now, left)
+        }
+
+        /// The elapse, without its delay, on the monotonic clock (to compare triggers).
+        func undelayed(monotonic now: Int64, wall: WallClockInstant) -> Int64 {
+            self.monotonic
+                ?? saturatingAdd(
+                    now, saturatingSubtract(self.occurrence.nanosecondsSinceEpoch, wall.nanosecondsSinceEpoch))
+        }
+    }
+
+    private enum Phase {
+        /// Armed for this elapse.
+        case waiting(Elapse)
+        /// An elapse was taken: its claim or its handler runs.
+        case busy(Elapse)
+        /// No trigger elapses again; the carrier is paused.
+        case elapsed
+    }
+
+    private struct State {
+        var handle: TimerHandle?
+        var phase: Phase = .elapsed
+        /// The elapse last taken, and when on the monotonic clock (without its delay).
+        var last: Elapse?
+        var lastMonotonic: Int64?
+        /// The last handler start and end, on the monotonic clock.
+        var lastStart: Int64?
+        var lastEnd: Int64?
+        /// The last occurrence this process ran, and the store's last trigger as read at start.
+        var lastRun: WallClockInstant?
+        var storeLast: WallClockInstant?
+        var runs: UInt64 = 0
+        /// Elapses dropped since the last call (busy, or a store that failed).
+        var missed: UInt64 = 0
+        /// Whether the persistent catch-up was planned or found unneeded.
+        var startDone = false
+    }
+
+    /// The carrier's period: it never elapses by itself (each call moves its deadline).
+    static let idle: Int64 = 365 * 86_400 * 1_000_000_000
+
+    let unit: TimerUnit
+    let id: TimerID
+    let store: (any TimerStateStore)?
+    private let handler: @Sendable (Tick) async -> Void
+    private weak let service: (any TimerService)?
+    /// `OnActiveSec=`'s zero: the schedule call.
+    private let activatedAt: Int64
+    /// `OnStartupSec=`'s zero: the service's creation for this package's services.
+    private let startedAt: Int64
+    /// `FixedRandomDelay=`'s delay, when fixed.
+    private let fixedDelay: Int64?
+    private let state = Mutex(State())
+
+    init(
+        unit: TimerUnit, id: TimerID, store: (any TimerStateStore)?, service: any TimerService,
+        machineID: [UInt8], handler: @escaping @Sendable (Tick) async -> Void
+    ) {
+        self.unit = unit
+        self.id = id
+        self.store = store
+        self.handler = handler
+        self.service = service
+        let now = service.now.nanoseconds
+        self.activatedAt = now
+        self.startedAt = (service as? any TimerUnitHost)?.units.startedAt.nanoseconds ?? now
+        if unit.fixedRandomDelay {
+            let machine = store?.isSharedAcrossMachines == true ? FixedRandomDelay.nullID : machineID
+            self.fixedDelay =
+                FixedRandomDelay.delay(machineID: machine, unit: id, maximum: unit.randomizedDelay)
+                .unitNanoseconds
+        } else {
+            self.fixedDelay = nil
+        }
+    }
+
+    // MARK: TimerUnitRecord
+
+    var handle: TimerHandle {
+        self.state.withLock { $0.handle } ?? TimerHandle(id: self.id, generation: 0)
+    }
+
+    var nextElapse: WallClockInstant? {
+        self.state.withLock { state in
+            guard case .waiting(let elapse) = state.phase else { return nil }
+            return WallClockInstant(
+                nanosecondsSinceEpoch: saturatingAdd(elapse.occurrence.nanosecondsSinceEpoch, elapse.delay))
+        }
+    }
+
+    var lastTrigger: WallClockInstant? {
+        self.state.withLock { state in
+            switch (state.lastRun, state.storeLast) {
+            case (let run?, let stored?): max(run, stored)
+            case (let run, let stored): run ?? stored
+            }
+        }
+    }
+
+    // MARK: Starting
+
+    /// Registers the carrier at the first elapse (paused when there is none) and, with a store,
+    /// reads the unit's last trigger to plan the persistent catch-up.
+    func start(on service: any TimerService) throws -> TimerHandle {
+        let now = service.now.nanoseconds
+        let wall = service.wallClockNow
+        let first = self.state.withLock { state in
+            let first = self.plan(&state, monotonic: now, wall: wall, initial: true)
+            state.phase = first.map(Phase.waiting) ?? .elapsed
+            return first
+        }
+        let delay = first.map { max(0, saturatingSubtract($0.deadline(monotonic: now, wall: wall), now)) }
+        let options = TimerOptions(executor: .loop, clock: .continuous, tolerance: self.unit.accuracy)
+        let handle = try service.scheduleTimer(
+            .every(.nanoseconds(Self.idle), startingAfter: .nanoseconds(min(delay ?? Self.idle, Self.idle))),
+            id: self.id, options: options
+        ) { tick in
+            self.carrierFired(tick)
+        }
+        self.state.withLock { $0.handle = $0.handle ?? handle }
+        if first == nil { service.pause(self.id) }
+        if let host = service as? any TimerUnitHost { host.units.insert(self) }
+        if let store = self.store {
+            Task { await self.readStore(store) }
+        } else {
+            self.state.withLock { $0.startDone = true }
+        }
+        return handle
+    }
+
+    /// Reads the store's last trigger; for a `Persistent=` unit, plans one catch-up of the latest
+    /// calendar occurrence missed since then (none without a stamp, as systemd).
+    private func readStore(_ store: any TimerStateStore) async {
+        let last: WallClockInstant?
+        do {
+            last = try await store.lastTrigger(of: self.id)
+        } catch {
+            self.log("Timer unit could not read its last trigger", detail: "\(error)")
+            self.state.withLock { $0.startDone = true }
+            return
+        }
+        guard let service = self.service else { return }
+        let now = service.now.nanoseconds
+        let wall = service.wallClockNow
+        let catchUp: Elapse? = self.state.withLock { state in
+            defer { state.startDone = true }
+            state.storeLast = last
+            // Only while waiting: a run already under way is the start's one run.
+            guard self.unit.persistent, let last, case .waiting = state.phase else { return nil }
+            let missed = self.unit.onCalendar.compactMap { $0.occurrences(after: last, notAfter: wall)?.latest }.max()
+            guard let missed else { return nil }
+            // As systemd: a missed occurrence is moved to the start, then delayed as any other.
+            let elapse = Elapse(
+                occurrence: missed, monotonic: self.activatedAt, delay: self.randomDelay())
+            state.phase = .waiting(elapse)
+            return elapse
+        }
+        if let catchUp { self.arm(catchUp, service: service, monotonic: now, wall: wall, fromCarrier: false) }
+    }
+
+    // MARK: Running
+
+    /// The carrier's handler, on the service's thread: takes the elapse when it is due.
+    private func carrierFired(_ tick: Tick) {
+        guard let service = self.service else { return }
+        let now = service.now.nanoseconds
+        let wall = service.wallClockNow
+        enum Action {
+            case arm(Elapse)
+            case park
+            case run(Elapse)
+        }
+        let action: Action = self.state.withLock { state in
+            state.handle = state.handle ?? tick.handle
+            guard case .waiting(let elapse) = state.phase else { return .park }
+            guard elapse.isDue(monotonic: now, wall: wall) else { return .arm(elapse) }
+            state.phase = .busy(elapse)
+            state.last = elapse
+            state.lastMonotonic = elapse.undelayed(monotonic: now, wall: wall)
+            return .run(elapse)
+        }
+        switch action {
+        case .arm(let elapse):
+            self.arm(elapse, service: service, monotonic: now, wall: wall, fromCarrier: true)
+        case .park:
+            _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: saturatingAdd(now, Self.idle)))
+        case .run(let elapse):
+            _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: saturatingAdd(now, Self.idle)))
+            let scheduledAt = elapse.deadline(monotonic: now, wall: wall)
+            Task { await self.run(elapse, scheduledAt: scheduledAt, tolerance: tick.tolerance) }
+        }
+    }
+
+    /// Claims the occurrence, runs the handler, and plans the next elapse.
+    private func run(_ elapse: Elapse, scheduledAt: Int64, tolerance: Duration) async {
+        var claimed = true
+        if let store = self.store {
+            switch await self.claim(elapse.occurrence, from: store) {
+            case .some(let answer): claimed = answer
+            case .none:
+                claimed = false
+                self.state.withLock { $0.missed += 1 }
+            }
+        }
+        if claimed, let service = self.service, self.isStillScheduled(service) {
+            let firedAt = service.now
+            let tick = self.state.withLock { state in
+                state.runs += 1
+                state.lastStart = firedAt.nanoseconds
+                state.lastRun = elapse.occurrence
+                defer { state.missed = 0 }
+                return Tick(
+                    id: self.id, count: state.runs, missed: state.missed,
+                    scheduledAt: MonotonicInstant(nanoseconds: scheduledAt), firedAt: firedAt,
+                    generation: state.handle?.generation ?? 0,
+                    wallClockDeadline: elapse.monotonic == nil ? elapse.occurrence : nil, tolerance: tolerance)
+            }
+            await self.handler(tick)
+            if let service = self.service {
+                let end = service.now.nanoseconds
+                self.state.withLock { $0.lastEnd = end }
+            }
+        }
+        self.finish()
+    }
+
+    /// After a run (or a skipped one): plans the next elapse from the clocks now.
+    private func finish() {
+        guard let service = self.service else { return }
+        let now = service.now.nanoseconds
+        let wall = service.wallClockNow
+        let next = self.state.withLock { state in
+            let next = self.plan(&state, monotonic: now, wall: wall, initial: false)
+            state.phase = next.map(Phase.waiting) ?? .elapsed
+            return next
+        }
+        guard self.isStillScheduled(service) else { return }
+        if let next {
+            self.arm(next, service: service, monotonic: now, wall: wall, fromCarrier: false)
+        } else {
+            service.pause(self.id)
+        }
+    }
+
+    /// Moves the carrier to `elapse`: at most `max(AccuracySec=, 1 min)` ahead for a calendar
+    /// elapse, so that a wall clock stepped forward is noticed within that.
+    private func arm(
+        _ elapse: Elapse, service: any TimerService, monotonic now: Int64, wall: WallClockInstant, fromCarrier: Bool
+    ) {
+        var deadline = elapse.deadline(monotonic: now, wall: wall)
+        if elapse.monotonic == nil {
+            let recheck = max(self.unit.accuracy.unitNanoseconds, 60_000_000_000)
+            deadline = min(deadline, saturatingAdd(now, recheck))
+        }
+        deadline = min(max(deadline, now), saturatingAdd(now, Self.idle))
+        guard fromCarrier || self.isStillScheduled(service) else { return }
+        _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: deadline))
+    }
+
+    /// Whether the carrier is still this unit's (not cancelled, its ID not taken by another timer).
+    private func isStillScheduled(_ service: any TimerService) -> Bool {
+        guard let handle = self.state.withLock({ $0.handle }) else { return service.isScheduled(self.id) }
+        if let host = service as? any TimerUnitHost { return host.isCurrent(handle) }
+        return service.isScheduled(self.id)
+    }
+
+    /// Asks the store; retries a store that throws, with a backoff from 100 ms doubling to 5 s, for
+    /// as long as `AccuracySec=` (at least one second) after the first try. `nil`: the store never
+    /// answered (logged).
+    private func claim(_ occurrence: WallClockInstant, from store: any TimerStateStore) async -> Bool? {
+        guard let service = self.service else { return nil }
+        let giveUp = service.now.advanced(by: max(self.unit.accuracy, .seconds(1)))
+        var backoff = Duration.milliseconds(100)
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                return try await store.claim(occurrence, of: self.id)
+            } catch {
+                let now = service.now
+                guard now.advanced(by: backoff) <= giveUp else {
+                    self.log(
+                        "Timer unit skipped an occurrence: the store did not answer",
+                        detail: "\(occurrence) after \(attempts) attempts: \(error)")
+                    return nil
+                }
+                do {
+                    try await service.clock.sleep(until: now.advanced(by: backoff))
+                } catch {
+                    return nil
+                }
+                backoff = min(backoff * 2, .seconds(5))
+            }
+        }
+    }
+
+    // MARK: Planning
+
+    /// The earliest next elapse over every trigger, counting into `state.missed` the elapses that
+    /// passed while the unit was busy. `initial`: at the schedule call (one-time triggers already
+    /// passed elapse at once, as in systemd for a timer that has not triggered yet).
+    private func plan(
+        _ state: inout State, monotonic now: Int64, wall: WallClockInstant, initial: Bool
+    ) -> Elapse? {
+        var best: (at: Int64, elapse: Elapse)?
+        func consider(_ elapse: Elapse) {
+            let at = elapse.undelayed(monotonic: now, wall: wall)
+            if best == nil || at < best!.at { best = (at, elapse) }
+        }
+        func monotonic(_ at: Int64) -> Elapse {
+            let occurrence = WallClockInstant(
+                nanosecondsSinceEpoch: saturatingAdd(wall.nanosecondsSinceEpoch, saturatingSubtract(at, now)))
+            return Elapse(occurrence: occurrence, monotonic: at, delay: 0)
+        }
+        var missed: UInt64 = 0
+        for schedule in self.unit.onCalendar {
+            if !initial, let last = state.last,
+                let passed = schedule.occurrences(after: last.occurrence, notAfter: wall)
+            {
+                missed &+= passed.passed
+            }
+            if let next = schedule.next(after: wall) { consider(Elapse(occurrence: next, monotonic: nil, delay: 0)) }
+        }
+        // One-time triggers: OnActiveSec= (from the schedule call), OnBootSec= (from the monotonic
+        // clock's zero: the boot), OnStartupSec= (from the service's start).
+        let oneTime: [(Int64, [Duration])] = [
+            (self.activatedAt, self.unit.onActive), (0, self.unit.onBoot), (self.startedAt, self.unit.onStartup),
+        ]
+        for (zero, spans) in oneTime {
+            for span in spans {
+                let at = saturatingAdd(zero, span.unitNanoseconds)
+                if initial || at > now {
+                    consider(monotonic(at))
+                } else if let last = state.lastMonotonic, at > last {
+                    missed &+= 1
+                }
+            }
+        }
+        // OnUnitActiveSec= from the last start, OnUnitInactiveSec= from the last end; the last
+        // elapse taken counts as a start when no handler ran (as systemd's last trigger does).
+        let periodic: [(Int64?, [Duration])] = [
+            (Self.latest(state.lastStart, state.lastMonotonic), self.unit.onUnitActive),
+            (Self.latest(state.lastEnd, state.lastMonotonic), self.unit.onUnitInactive),
+        ]
+        for (base, spans) in periodic {
+            guard let base, !initial else { continue }
+            for span in spans {
+                let step = max(span.unitNanoseconds, TimerLimits.minimumIntervalNanoseconds)
+                var at = saturatingAdd(base, step)
+                if at <= now {
+                    // Elapses passed while busy: dropped, and the next one after now.
+                    let skipped = saturatingSubtract(now, at) / step + 1
+                    missed &+= UInt64(skipped)
+                    at = saturatingAdd(at, skipped &* step)
+                }
+                consider(monotonic(at))
+            }
+        }
+        state.missed &+= missed
+        guard var elapse = best?.elapse else { return nil }
+        elapse.delay = self.randomDelay()
+        return elapse
+    }
+
+    private static func latest(_ a: Int64?, _ b: Int64?) -> Int64? {
+        switch (a, b) {
+        case (let a?, let b?): max(a, b)
+        case (let a, let b): a ?? b
+        }
+    }
+
+    /// `RandomizedDelaySec=`: the fixed delay, or a uniform one in `[0, delay]`.
+    private func randomDelay() -> Int64 {
+        if let fixed = self.fixedDelay { return fixed }
+        let maximum = self.unit.randomizedDelay.unitNanoseconds
+        guard maximum > 0 else { return 0 }
+        return Int64.random(in: 0...maximum)
+    }
+
+    private func log(_ message: String, detail: String) {
+        (self.service as? any TimerUnitHost)?.logUnitEvent(message, id: self.id, detail: detail)
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, rounded up, clamped to `0...TimerLimits.maximumNanoseconds` (a unit's
+    /// spans are checked before they get here).
+    fileprivate var unitNanoseconds: Int64 {
+        self < .zero ? 0 : (self.timerNanoseconds ?? TimerLimits.maximumNanoseconds)
+    }
+}

@@ -1,0 +1,77 @@
+import Logging
+import Synchronization
+
+/// A service that keeps the state of the systemd-style units scheduled on it (module
+/// `PreciseTimerCalendar`'s `schedule(unit:id:store:_:)`), so that `listTimers()` can read a unit's
+/// last run and next elapse. The services of this package conform through ``TimerCoreService``;
+/// a conformer of your own does not, and its units are then listed as plain timers.
+///
+/// The state lives with the service it runs on (no process-wide table keyed by object identity),
+/// and the service holds it weakly: a unit's state is owned by its timer's handler, so it goes
+/// when the timer ends (cancel, `cancelAll`, `shutdown`) and its running handler has returned.
+package protocol TimerUnitHost: TimerService {
+    /// The units scheduled on this service, and when the service started (`OnStartupSec=`).
+    var units: TimerUnitTable { get }
+
+    /// Whether `handle` still names the timer scheduled under its ID (a unit re-arms its timer
+    /// by ID, and must not move a newer timer that took the ID after a cancel).
+    func isCurrent(_ handle: TimerHandle) -> Bool
+
+    /// Logs a unit's event (an elapse dropped, a store that failed) with the service's logger.
+    func logUnitEvent(_ message: String, id: TimerID, detail: String)
+}
+
+/// What a unit shows in a listing: its identity, and its own view of its next elapse and last run.
+package protocol TimerUnitRecord: AnyObject, Sendable {
+    /// The unit's timer.
+    var handle: TimerHandle { get }
+    /// The next elapse on the wall clock, random delay included; `nil` while the handler runs or
+    /// when no trigger elapses again.
+    var nextElapse: WallClockInstant? { get }
+    /// The last occurrence this process ran, or the store's last trigger, whichever is later.
+    var lastTrigger: WallClockInstant? { get }
+}
+
+/// The units of one service, held weakly by ID (see ``TimerUnitHost``).
+package final class TimerUnitTable: Sendable {
+    /// A weak reference to a unit's state.
+    private struct Entry {
+        weak var record: (any TimerUnitRecord)?
+    }
+
+    /// When the service was created: the zero of `OnStartupSec=`.
+    package let startedAt: MonotonicInstant
+    private let entries = Mutex<[TimerID: Entry]>([:])
+
+    package init(startedAt: MonotonicInstant) {
+        self.startedAt = startedAt
+    }
+
+    /// Records a unit's state under its ID, replacing whatever was there, and forgets the units
+    /// that have gone.
+    package func insert(_ record: any TimerUnitRecord) {
+        self.entries.withLock { entries in
+            entries = entries.filter { $0.value.record != nil }
+            entries[record.handle.id] = Entry(record: record)
+        }
+    }
+
+    /// The state of the unit under `id`, if it is still alive.
+    package func record(for id: TimerID) -> (any TimerUnitRecord)? {
+        self.entries.withLock { $0[id]?.record }
+    }
+}
+
+extension TimerCoreService {
+    /// Whether `handle` names the timer now scheduled under its ID.
+    package func isCurrent(_ handle: TimerHandle) -> Bool {
+        guard !self.core.isInherited else { return false }
+        return self.core.generation(of: handle.id) == handle.generation
+    }
+
+    /// Logs a unit's event at warning level with the service's logger.
+    package func logUnitEvent(_ message: String, id: TimerID, detail: String) {
+        self.core.instruments.logger.warning(
+            "\(message)", metadata: ["timer.id": "\(id)", "detail": "\(detail)"])
+    }
+}
