@@ -371,6 +371,29 @@ func calendarLandingPage() async throws {
     }
 }
 
+// Sources/PreciseTimerCalendar/PreciseTimerCalendar.docc/ReplacingSystemdTimersAndCron.md #1
+func replacingCronLogrotate() async throws {
+    let unit = try TimerUnit("""
+        [Unit]
+        Description=Daily rotation of log files
+        Documentation=man:logrotate(8) man:logrotate.conf(5)
+
+        [Timer]
+        OnCalendar=daily
+        AccuracySec=1h
+        Persistent=true
+
+        [Install]
+        WantedBy=timers.target
+        """)
+    let timers = try PreciseTimer()
+    let stamps = try DirectoryTimerStateStore(directory: "/var/lib/my-daemon/timers")
+    try timers.schedule(unit: unit, id: "logrotate.timer", store: stamps) { tick in
+        await rotateLogs(for: tick.wallClockDeadline)    // the midnight this run answers
+    }
+    print(TimerListing.table(timers.listTimers()))       // NEXT LEFT LAST PASSED UNIT
+}
+
 // Sources/PreciseTimerCalendar/PreciseTimerCalendar.docc/ReplacingSystemdTimersAndCron.md #2
 func replacingCronDaylightSaving() throws {
     let berlin = try CalendarSchedule("*-*-* 02:30 Europe/Berlin")

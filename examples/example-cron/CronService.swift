@@ -87,7 +87,14 @@ final class CronService: Service {
 
     /// One elapse: the commands one after another, the first failure ending the run.
     private func run(_ job: Job, _ tick: Tick) async {
-        let occurrence = tick.wallClockDeadline
+        var occurrence = tick.wallClockDeadline
+        if occurrence == nil, job.hasOnlyCalendarTriggers {
+            // The Persistent= catch-up's tick carries no wallClockDeadline (its elapse is moved to
+            // the start, as a monotonic one). The handler runs only after its claim succeeded, so
+            // the store's last trigger is the occurrence it claimed (for this runner alone on the
+            // store; another process may have claimed a later one since).
+            occurrence = try? await self.store.lastTrigger(of: job.id)
+        }
         let catchUp = occurrence.map { $0 < self.startedAt } ?? false
         let label = "\(job.name) occurrence=\(occurrence.map(Format.instant) ?? "-")\(catchUp ? " catch-up" : "")"
         guard self.running.begin(job.name) else {
@@ -98,6 +105,9 @@ final class CronService: Service {
         self.runLog?.record(unit: job.name, occurrence: occurrence?.nanosecondsSinceEpoch, catchUp: catchUp)
         self.output.line("run \(label) (\(job.source))")
         let started = ContinuousClock.now
+        // From the elapse (its random delay included) to the start of the run: the claim in the
+        // store (two fsyncs) and the task's start.
+        let late = MonotonicInstant.now() - tick.scheduledAt
         var status = ChildProcess.Status.exited(0)
         for command in job.commands {
             guard self.running.mayContinue else { break }
@@ -115,7 +125,8 @@ final class CronService: Service {
             if !status.isSuccess && !command.ignoresFailure { break }
         }
         let duration = ContinuousClock.now - started
-        self.output.line("done \(label) status=\(status) duration=\(Format.seconds(duration))")
+        self.output.line(
+            "done \(label) status=\(status) duration=\(Format.seconds(duration)) late=\(Format.seconds(late))")
     }
 
     /// The runner's environment and, as systemd sets them for a service a timer started,
@@ -136,11 +147,13 @@ final class CronService: Service {
         return variables
     }
 
-    /// `systemctl list-timers`' table.
+    /// `systemctl list-timers`' table, as the library writes it.
     private func printTable() {
-        let listings = self.timers.listTimers()
-        let activates = Dictionary(uniqueKeysWithValues: self.jobs.map { ($0.id, $0.source) })
-        for line in ListTimersTable.lines(listings, activates: activates) { self.output.line(line) }
+        for line in TimerListing.table(self.timers.listTimers()).split(
+            separator: "\n", omittingEmptySubsequences: false)
+        {
+            self.output.line(String(line))
+        }
     }
 }
 

@@ -24,6 +24,9 @@ struct RestartLoop {
         var maxCatchUpsPerStart = 0
         var startsThatRan = 0
         var startsWithCatchUp = 0
+        /// Runs logged without an occurrence (`-`) or unreadable: each is a failure, since every
+        /// run of a calendar unit answers one.
+        var unidentified = 0
         /// Seconds between the first and last occurrence that no child ran (lost to a kill
         /// between the claim and the record, or during downtime not caught up: only the latest
         /// missed occurrence is caught up, as systemd does).
@@ -104,12 +107,13 @@ struct RestartLoop {
             output.line("restart-loop: cannot read the run log \(log): \(error)")
             return false
         }
-        let passed = figures.doubles == 0 && figures.maxCatchUpsPerStart <= 1
+        let passed = figures.doubles == 0 && figures.maxCatchUpsPerStart <= 1 && figures.unidentified == 0
         output.line(
             "restart-loop: restarts=\(self.restarts) starts-that-ran=\(figures.startsThatRan) runs=\(figures.runs) "
                 + "occurrences=\(figures.occurrences) doubles=\(figures.doubles) catch-ups=\(figures.catchUps) "
                 + "starts-with-catch-up=\(figures.startsWithCatchUp) "
-                + "max-catch-ups-per-start=\(figures.maxCatchUpsPerStart) not-run=\(figures.notRun) "
+                + "max-catch-ups-per-start=\(figures.maxCatchUpsPerStart) unidentified=\(figures.unidentified) "
+                + "not-run=\(figures.notRun) "
                 + (passed ? "PASS" : "FAIL"))
         return passed
     }
@@ -122,7 +126,10 @@ struct RestartLoop {
         var pids: Set<Substring> = []
         for line in log.split(separator: "\n") {
             let fields = line.split(separator: " ")
-            guard fields.count == 4, let occurrence = Int64(fields[1]) else { continue }
+            guard fields.count == 4, let occurrence = Int64(fields[1]) else {
+                figures.unidentified += 1
+                continue
+            }
             figures.runs += 1
             seen[occurrence, default: 0] += 1
             pids.insert(fields[2])

@@ -2,34 +2,6 @@ import Glibc
 import PreciseTimer
 import PreciseTimerCalendar
 
-/// `systemctl list-timers`' table: NEXT, LEFT, LAST, PASSED, UNIT, ACTIVATES, then a count.
-enum ListTimersTable {
-    static func lines(_ listings: [TimerListing], activates: [TimerID: String]) -> [String] {
-        let header = ["NEXT", "LEFT", "LAST", "PASSED", "UNIT", "ACTIVATES"]
-        // systemctl sorts by NEXT, timers without one last.
-        let never = WallClockInstant(nanosecondsSinceEpoch: .max)
-        let sorted = listings.sorted { ($0.next ?? never) < ($1.next ?? never) }
-        let rows = sorted.map { listing in
-            [
-                listing.next.map(Format.instant) ?? "-",
-                listing.left.map { Format.span($0) + " left" } ?? "-",
-                listing.last.map(Format.instant) ?? "-",
-                listing.passed.map { Format.span($0) + " ago" } ?? "-",
-                listing.id.description,
-                activates[listing.id] ?? "-",
-            ]
-        }
-        let widths = header.indices.map { column in
-            ([header] + rows).map { $0[column].count }.max() ?? 0
-        }
-        func line(_ cells: [String]) -> String {
-            zip(cells, widths).map { $0 + String(repeating: " ", count: $1 - $0.count) }
-                .joined(separator: " ").trimmingWhitespace()
-        }
-        return [line(header)] + rows.map(line) + ["", "\(listings.count) timers listed."]
-    }
-}
-
 /// Times and spans as systemctl writes them.
 enum Format {
     /// Local time, `Thu 2026-11-26 06:40:00 CET`.
