@@ -7,7 +7,7 @@ import PreciseTimerCore
 /// microseconds (systemd 252's `timer_get_fixed_delay_hash()` and `add_random()`). So a unit
 /// named `backup.timer` gets the delay systemd's system manager would give `backup.timer` on the
 /// same machine. Never Swift's `Hasher`, which is seeded per process.
-enum FixedRandomDelay {
+package enum FixedRandomDelay {
     /// systemd's `hash_key` in `src/core/timer.c`.
     private static let key: [UInt8] = [
         0x51, 0x0a, 0xdb, 0x76, 0x29, 0x51, 0x42, 0xc2, 0x80, 0x35, 0xea, 0xe6, 0x8e, 0x3a, 0x37, 0xbd,
@@ -15,7 +15,7 @@ enum FixedRandomDelay {
 
     /// The delay for `unit` on the machine `machineID` (16 bytes; all zeros when there is none,
     /// as systemd uses `SD_ID128_NULL` then), at most `maximum` (exclusive, as systemd's modulo).
-    static func delay(machineID: [UInt8], unit: TimerID, maximum: Duration) -> Duration {
+    package static func delay(machineID: [UInt8], unit: TimerID, maximum: Duration) -> Duration {
         let microseconds = maximum.components.seconds &* 1_000_000 + maximum.components.attoseconds / 1_000_000_000_000
         guard microseconds > 0 else { return .zero }
         var message = machineID.count == 16 ? machineID : [UInt8](repeating: 0, count: 16)
@@ -38,7 +38,7 @@ enum FixedRandomDelay {
     }
 
     /// 32 hexadecimal digits (surrounding whitespace allowed) as 16 bytes; `nil` otherwise.
-    static func parse(_ text: String) -> [UInt8]? {
+    package static func parse(_ text: String) -> [UInt8]? {
         let digits = Array(text.trimmingWhitespace.utf8)
         guard digits.count == 32 else { return nil }
         var bytes: [UInt8] = []
@@ -49,7 +49,7 @@ enum FixedRandomDelay {
         return bytes
     }
 
-    static let nullID = [UInt8](repeating: 0, count: 16)
+    package static let nullID = [UInt8](repeating: 0, count: 16)
 
     private static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
@@ -71,17 +71,17 @@ extension String {
 }
 
 /// SipHash-2-4 (Aumasson and Bernstein), 64-bit output, as systemd's `siphash24`.
-struct SipHash24 {
+package struct SipHash24 {
     private let k0: UInt64
     private let k1: UInt64
 
-    init(key: [UInt8]) {
+    package init(key: [UInt8]) {
         precondition(key.count == 16)
         self.k0 = Self.load(key, 0)
         self.k1 = Self.load(key, 8)
     }
 
-    func hash(_ message: [UInt8]) -> UInt64 {
+    package func hash(_ message: [UInt8]) -> UInt64 {
         var v0: UInt64 = 0x736f_6d65_7073_6575 ^ self.k0
         var v1: UInt64 = 0x646f_7261_6e64_6f6d ^ self.k1
         var v2: UInt64 = 0x6c79_6765_6e65_7261 ^ self.k0

@@ -93,6 +93,13 @@ extension TimerService {
         return try run.start(on: self)
     }
 
+    /// Whether the unit under `id` has nothing under way (no claim, no handler, no store read):
+    /// `true` also when there is no such unit. For tests on virtual time.
+    package func isUnitIdle(_ id: TimerID) -> Bool {
+        guard let run = (self as? any TimerUnitHost)?.units.record(for: id) as? TimerUnitRun else { return true }
+        return run.isIdle
+    }
+
     /// Refuses a unit this call cannot run (see ``schedule(unit:id:store:_:)``).
     private static func check(_ unit: TimerUnit, id: TimerID, store: (any TimerStateStore)?) throws(PreciseTimerError) {
         let spans = unit.onActive + unit.onBoot + unit.onStartup + unit.onUnitActive + unit.onUnitInactive

@@ -27,8 +27,11 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         /// The occurrence on the wall clock: the calendar's instant, or a monotonic elapse mapped
         /// to the wall clock when it was planned. What the store is asked to claim.
         var occurrence: WallClockInstant
-        /// The monotonic elapse of a monotonic trigger; `nil` for a calendar occurrence.
+        /// The monotonic elapse of a monotonic trigger or of the persistent catch-up; `nil` for a
+        /// calendar occurrence, which is due on the wall clock.
         var monotonic: Int64?
+        /// Whether ``occurrence`` is a calendar occurrence (a tick's `wallClockDeadline`).
+        var isCalendar: Bool
         /// `RandomizedDelaySec=`'s delay for this elapse, in nanoseconds.
         var delay: Int64
 
@@ -143,6 +146,16 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         }
     }
 
+    /// Whether nothing of the unit's is under way: its store read at start is done and no claim
+    /// or handler runs (tests wait for this between steps of virtual time).
+    var isIdle: Bool {
+        self.state.withLock { state in
+            guard state.startDone else { return false }
+            if case .busy = state.phase { return false }
+            return true
+        }
+    }
+
     // MARK: Starting
 
     /// Registers the carrier at the first elapse (paused when there is none) and, with a store,
@@ -188,20 +201,20 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         guard let service = self.service else { return }
         let now = service.now.nanoseconds
         let wall = service.wallClockNow
-        let catchUp: Elapse? = self.state.withLock { state in
-            defer { state.startDone = true }
+        // Done once the catch-up is armed, so that a test sees it armed when the unit is idle.
+        defer { self.state.withLock { $0.startDone = true } }
+        self.state.withLock { state in
             state.storeLast = last
             // Only while waiting: a run already under way is the start's one run.
-            guard self.unit.persistent, let last, case .waiting = state.phase else { return nil }
+            guard self.unit.persistent, let last, case .waiting = state.phase else { return }
             let missed = self.unit.onCalendar.compactMap { $0.occurrences(after: last, notAfter: wall)?.latest }.max()
-            guard let missed else { return nil }
+            guard let missed else { return }
             // As systemd: a missed occurrence is moved to the start, then delayed as any other.
             let elapse = Elapse(
-                occurrence: missed, monotonic: self.activatedAt, delay: self.randomDelay())
+                occurrence: missed, monotonic: self.activatedAt, isCalendar: true, delay: self.randomDelay())
             state.phase = .waiting(elapse)
-            return elapse
+            self.move(to: elapse, handle: state.handle, service: service, monotonic: now, wall: wall)
         }
-        if let catchUp { self.arm(catchUp, service: service, monotonic: now, wall: wall, fromCarrier: false) }
     }
 
     // MARK: Running
@@ -211,30 +224,23 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         guard let service = self.service else { return }
         let now = service.now.nanoseconds
         let wall = service.wallClockNow
-        enum Action {
-            case arm(Elapse)
-            case park
-            case run(Elapse)
-        }
-        let action: Action = self.state.withLock { state in
+        // The carrier is this unit's (its handler runs): it is moved without asking.
+        let taken: Elapse? = self.state.withLock { state in
             state.handle = state.handle ?? tick.handle
-            guard case .waiting(let elapse) = state.phase else { return .park }
-            guard elapse.isDue(monotonic: now, wall: wall) else { return .arm(elapse) }
+            guard case .waiting(let elapse) = state.phase, elapse.isDue(monotonic: now, wall: wall) else {
+                let waiting: Elapse? = if case .waiting(let elapse) = state.phase { elapse } else { nil }
+                self.move(to: waiting, handle: nil, service: service, monotonic: now, wall: wall)
+                return nil
+            }
             state.phase = .busy(elapse)
             state.last = elapse
             state.lastMonotonic = elapse.undelayed(monotonic: now, wall: wall)
-            return .run(elapse)
+            self.move(to: nil, handle: nil, service: service, monotonic: now, wall: wall)
+            return elapse
         }
-        switch action {
-        case .arm(let elapse):
-            self.arm(elapse, service: service, monotonic: now, wall: wall, fromCarrier: true)
-        case .park:
-            _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: saturatingAdd(now, Self.idle)))
-        case .run(let elapse):
-            _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: saturatingAdd(now, Self.idle)))
-            let scheduledAt = elapse.deadline(monotonic: now, wall: wall)
-            Task { await self.run(elapse, scheduledAt: scheduledAt, tolerance: tick.tolerance) }
-        }
+        guard let taken else { return }
+        let scheduledAt = taken.deadline(monotonic: now, wall: wall)
+        Task { await self.run(taken, scheduledAt: scheduledAt, tolerance: tick.tolerance) }
     }
 
     /// Claims the occurrence, runs the handler, and plans the next elapse.
@@ -248,7 +254,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
                 self.state.withLock { $0.missed += 1 }
             }
         }
-        if claimed, let service = self.service, self.isStillScheduled(service) {
+        if claimed, let service = self.service, Self.isCurrent(self.state.withLock { $0.handle }, self.id, service) {
             let firedAt = service.now
             let tick = self.state.withLock { state in
                 state.runs += 1
@@ -259,7 +265,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
                     id: self.id, count: state.runs, missed: state.missed,
                     scheduledAt: MonotonicInstant(nanoseconds: scheduledAt), firedAt: firedAt,
                     generation: state.handle?.generation ?? 0,
-                    wallClockDeadline: elapse.monotonic == nil ? elapse.occurrence : nil, tolerance: tolerance)
+                    wallClockDeadline: elapse.isCalendar ? elapse.occurrence : nil, tolerance: tolerance)
             }
             await self.handler(tick)
             if let service = self.service {
@@ -275,39 +281,42 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         guard let service = self.service else { return }
         let now = service.now.nanoseconds
         let wall = service.wallClockNow
-        let next = self.state.withLock { state in
+        self.state.withLock { state in
             let next = self.plan(&state, monotonic: now, wall: wall, initial: false)
             state.phase = next.map(Phase.waiting) ?? .elapsed
-            return next
-        }
-        guard self.isStillScheduled(service) else { return }
-        if let next {
-            self.arm(next, service: service, monotonic: now, wall: wall, fromCarrier: false)
-        } else {
-            service.pause(self.id)
+            guard Self.isCurrent(state.handle, self.id, service) else { return }
+            if next == nil { service.pause(self.id) }
+            self.move(to: next, handle: state.handle, service: service, monotonic: now, wall: wall)
         }
     }
 
-    /// Moves the carrier to `elapse`: at most `max(AccuracySec=, 1 min)` ahead for a calendar
-    /// elapse, so that a wall clock stepped forward is noticed within that.
-    private func arm(
-        _ elapse: Elapse, service: any TimerService, monotonic now: Int64, wall: WallClockInstant, fromCarrier: Bool
+    /// Moves the carrier to `elapse` (a year out for `nil`): at most `max(AccuracySec=, 1 min)`
+    /// ahead for a calendar elapse, so that a wall clock stepped forward is noticed within that.
+    /// Called with `state` locked, so that the phase and the carrier's deadline change together
+    /// (the service calls no handler under its own locks, so this nests only one way). `handle`:
+    /// moved only while it still names the carrier; `nil` from the carrier's own handler.
+    private func move(
+        to elapse: Elapse?, handle: TimerHandle?, service: any TimerService, monotonic now: Int64,
+        wall: WallClockInstant
     ) {
-        var deadline = elapse.deadline(monotonic: now, wall: wall)
-        if elapse.monotonic == nil {
-            let recheck = max(self.unit.accuracy.unitNanoseconds, 60_000_000_000)
-            deadline = min(deadline, saturatingAdd(now, recheck))
+        var deadline = saturatingAdd(now, Self.idle)
+        if let elapse {
+            deadline = min(deadline, max(now, elapse.deadline(monotonic: now, wall: wall)))
+            if elapse.monotonic == nil {
+                let recheck = max(self.unit.accuracy.unitNanoseconds, 60_000_000_000)
+                deadline = min(deadline, saturatingAdd(now, recheck))
+            }
         }
-        deadline = min(max(deadline, now), saturatingAdd(now, Self.idle))
-        guard fromCarrier || self.isStillScheduled(service) else { return }
+        if let handle, !Self.isCurrent(handle, self.id, service) { return }
         _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: deadline))
     }
 
-    /// Whether the carrier is still this unit's (not cancelled, its ID not taken by another timer).
-    private func isStillScheduled(_ service: any TimerService) -> Bool {
-        guard let handle = self.state.withLock({ $0.handle }) else { return service.isScheduled(self.id) }
-        if let host = service as? any TimerUnitHost { return host.isCurrent(handle) }
-        return service.isScheduled(self.id)
+    /// Whether the carrier is still this unit's (not cancelled, its ID not taken by another
+    /// timer). Exact on this package's services; on a conformer of your own, whether the ID is
+    /// scheduled.
+    private static func isCurrent(_ handle: TimerHandle?, _ id: TimerID, _ service: any TimerService) -> Bool {
+        guard let handle, let host = service as? any TimerUnitHost else { return service.isScheduled(id) }
+        return host.isCurrent(handle)
     }
 
     /// Asks the store; retries a store that throws, with a backoff from 100 ms doubling to 5 s, for
@@ -356,7 +365,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         func monotonic(_ at: Int64) -> Elapse {
             let occurrence = WallClockInstant(
                 nanosecondsSinceEpoch: saturatingAdd(wall.nanosecondsSinceEpoch, saturatingSubtract(at, now)))
-            return Elapse(occurrence: occurrence, monotonic: at, delay: 0)
+            return Elapse(occurrence: occurrence, monotonic: at, isCalendar: false, delay: 0)
         }
         var missed: UInt64 = 0
         for schedule in self.unit.onCalendar {
@@ -365,7 +374,9 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
             {
                 missed &+= passed.passed
             }
-            if let next = schedule.next(after: wall) { consider(Elapse(occurrence: next, monotonic: nil, delay: 0)) }
+            if let next = schedule.next(after: wall) {
+                consider(Elapse(occurrence: next, monotonic: nil, isCalendar: true, delay: 0))
+            }
         }
         // One-time triggers: OnActiveSec= (from the schedule call), OnBootSec= (from the monotonic
         // clock's zero: the boot), OnStartupSec= (from the service's start).
