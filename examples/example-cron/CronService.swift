@@ -87,14 +87,7 @@ final class CronService: Service {
 
     /// One elapse: the commands one after another, the first failure ending the run.
     private func run(_ job: Job, _ tick: Tick) async {
-        var occurrence = tick.wallClockDeadline
-        if occurrence == nil, job.hasOnlyCalendarTriggers {
-            // The Persistent= catch-up's tick carries no wallClockDeadline (its elapse is moved to
-            // the start, as a monotonic one). The handler runs only after its claim succeeded, so
-            // the store's last trigger is the occurrence it claimed (for this runner alone on the
-            // store; another process may have claimed a later one since).
-            occurrence = try? await self.store.lastTrigger(of: job.id)
-        }
+        let occurrence = tick.wallClockDeadline
         let catchUp = occurrence.map { $0 < self.startedAt } ?? false
         let label = "\(job.name) occurrence=\(occurrence.map(Format.instant) ?? "-")\(catchUp ? " catch-up" : "")"
         guard self.running.begin(job.name) else {

@@ -15,12 +15,6 @@ struct Job: Sendable {
     /// Where the commands came from (`logrotate.service`, `demo.command`), for the log.
     let source: String
 
-    /// Whether every trigger is an `OnCalendar=` line: each run then answers a calendar occurrence.
-    var hasOnlyCalendarTriggers: Bool {
-        !self.unit.onCalendar.isEmpty && self.unit.onActive.isEmpty && self.unit.onBoot.isEmpty
-            && self.unit.onStartup.isEmpty && self.unit.onUnitActive.isEmpty && self.unit.onUnitInactive.isEmpty
-    }
-
     /// The unit's ID: its file name, as systemd names its stamp (`stamp-logrotate.timer`).
     var id: TimerID { TimerID("\(self.name).timer") }
 
