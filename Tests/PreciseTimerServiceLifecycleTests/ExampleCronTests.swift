@@ -6,7 +6,9 @@ import Testing
 /// on a units directory, stopped by SIGTERM, or killed with SIGKILL over and over.
 @Suite("example-cron, the job runner", .timeLimit(.minutes(3)))
 struct ExampleCronTests {
-    @Test("a *:*:0/1 Persistent=true unit runs every second for 3 s, each second once, and SIGTERM exits 0")
+    @Test(
+        "a *:*:0/1 Persistent=true unit runs every second for 3 s, each second once; a .service ExecStart= runs, its output prefixed; SIGTERM exits 0"
+    )
     func runsEverySecondAndStops() async throws {
         let runner = try #require(CronRun.executable(), "example-cron is not built beside the tests")
         let directory = try CronRun.temporaryDirectory()
@@ -18,6 +20,11 @@ struct ExampleCronTests {
         try CronRun.write(
             directory + "/units/every.command",
             "echo \"$TRIGGER_TIMER_REALTIME_USEC $(date +%s%N)\" >> '\(file)'\n")
+        // A second unit runs a .service's ExecStart=: split as systemd splits it (quotes, escapes),
+        // its output passed through behind the unit's name.
+        try CronRun.write(directory + "/units/echo.timer", "[Timer]\nOnCalendar=*:*:0/1\nAccuracySec=1ms\n")
+        try CronRun.write(
+            directory + "/units/echo.service", "[Service]\nType=oneshot\nExecStart=/bin/echo \"hello  world\" it\\'s\n")
         let run = await CronRun.blocking {
             CronRun.run(
                 runner, ["--units", directory + "/units", "--state", directory + "/state"],
@@ -27,6 +34,7 @@ struct ExampleCronTests {
         let output = (try? CronRun.read(directory + "/stdout.txt")) ?? ""
         #expect(output.contains("NEXT"), "no list-timers table:\n\(output)")
         #expect(output.contains("every.timer"), "no list-timers table:\n\(output)")
+        #expect(output.contains("\necho: hello  world it's\n"), "no output of echo.service:\n\(output)")
 
         let lines = ((try? CronRun.read(file)) ?? "").split(separator: "\n")
         let occurrences = lines.compactMap { line in line.split(separator: " ").first.flatMap { Int64($0) } }
