@@ -177,6 +177,11 @@ public final class PreciseTimer: TimerCoreService {
         self.init(configuration: configuration, core: core, engine: engine, thread: "caller's event_base")
     }
 
+    /// `WakeSystem=`'s alarm: a `CLOCK_BOOTTIME_ALARM` timerfd (see ``TimerUnitHost``).
+    package func makeWakeAlarm(for id: TimerID) throws(PreciseTimerError) -> any TimerWakeAlarm {
+        try WakeAlarmTimerFD(id: id)
+    }
+
     /// Both public initializers end here, once the engine runs.
     private init(configuration: Configuration, core: TimerCore, engine: LibeventEngine, thread: String) {
         self.configuration = configuration

@@ -1,6 +1,6 @@
 import PreciseTimerCore
 
-/// One row of ``/PreciseTimerCore/TimerService/listTimers()``: a scheduled timer, as
+/// One row of ``/PreciseTimerCalendar/PreciseTimerCore/TimerService/listTimers()``: a scheduled timer, as
 /// `systemctl list-timers` shows a timer unit.
 public struct TimerListing: Sendable, Hashable {
     /// The timer's ID (UNIT).
@@ -16,7 +16,7 @@ public struct TimerListing: Sendable, Hashable {
     /// How long ago ``last`` was (PASSED); `nil` with it.
     public let passed: Duration?
 
-    /// Creates a row. ``/PreciseTimerCore/TimerService/listTimers()`` makes these; tests may too.
+    /// Creates a row. ``/PreciseTimerCalendar/PreciseTimerCore/TimerService/listTimers()`` makes these; tests may too.
     public init(id: TimerID, next: WallClockInstant?, left: Duration?, last: WallClockInstant?, passed: Duration?) {
         self.id = id
         self.next = next
@@ -27,10 +27,10 @@ public struct TimerListing: Sendable, Hashable {
 
     /// The rows as `systemctl list-timers` prints them: a header (`NEXT LEFT LAST PASSED UNIT`),
     /// one line per row in the given order, columns padded to their widest cell, instants in UTC
-    /// (`2026-01-01 06:00:00 UTC`), spans as systemd writes them (`1h 30min left`, `5s ago`),
+    /// (`Thu 2026-01-01 06:00:00 UTC`), spans as systemd writes them (`1h 30min left`, `5s ago`),
     /// `-` for what is not known, and a last line with the count (`3 timers listed.`).
     ///
-    /// - Parameter rows: The rows, usually ``/PreciseTimerCore/TimerService/listTimers()``'s.
+    /// - Parameter rows: The rows, usually ``/PreciseTimerCalendar/PreciseTimerCore/TimerService/listTimers()``'s.
     /// - Returns: The table, lines separated by `\n`, without a final newline.
     public static func table(_ rows: [TimerListing]) -> String {
         let header = ["NEXT", "LEFT", "LAST", "PASSED", "UNIT"]
@@ -58,11 +58,15 @@ public struct TimerListing: Sendable, Hashable {
         return ([line(header)] + cells.map(line) + ["", count]).joined(separator: "\n")
     }
 
-    /// `2026-01-01 06:00:00 UTC`.
+    /// `Thu 2026-01-01 06:00:00 UTC`, as systemd prints a timestamp.
     private static func format(_ instant: WallClockInstant) -> String {
         let iso = instant.description  // 2026-01-01T06:00:00.000000000Z
         guard let t = iso.firstIndex(of: "T"), let dot = iso.firstIndex(of: ".") else { return iso }
-        return "\(iso[..<t]) \(iso[iso.index(after: t)..<dot]) UTC"
+        // 1970-01-01 was a Thursday; floor division for instants before it.
+        let seconds = instant.nanosecondsSinceEpoch / 1_000_000_000
+        let days = (seconds - (seconds % 86_400 + 86_400) % 86_400) / 86_400
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][Int((days % 7 + 7) % 7)]
+        return "\(weekday) \(iso[..<t]) \(iso[iso.index(after: t)..<dot]) UTC"
     }
 
     /// A span as systemd writes it, to the second (`1h 30min`, `5s`, `0s`).
@@ -79,7 +83,7 @@ extension TimerService {
     ///
     /// A unit's NEXT is its planned elapse with its random delay, and its LAST the later of its
     /// last run here and its store's last trigger. A plain timer's NEXT is its
-    /// ``wallClockDeadline(of:)``, or its ``deadline(of:)`` mapped to the wall clock now; the
+    /// ``/PreciseTimerCore/TimerService/wallClockDeadline(of:)``, or its ``/PreciseTimerCore/TimerService/deadline(of:)`` mapped to the wall clock now; the
     /// service keeps no history of plain timers, so their LAST is `nil`. A snapshot: timers may
     /// fire or be cancelled while it is taken.
     ///

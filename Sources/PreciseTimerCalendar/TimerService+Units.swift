@@ -26,7 +26,10 @@ extension TimerService {
     /// systemd, the last two wait for a first run (pair them with `OnActiveSec=` or
     /// `OnBootSec=`), and `OnActiveSec=`, `OnBootSec=` and `OnStartupSec=` elapse once each; one
     /// that has already passed at this call elapses at once, since the unit has not triggered
-    /// yet. `AccuracySec=` is the carrier timer's ``TimerOptions/tolerance``.
+    /// yet. `AccuracySec=` is the carrier timer's ``/PreciseTimerCore/TimerOptions/tolerance``. `WakeSystem=`
+    /// (on `PreciseTimer`) keeps a `CLOCK_BOOTTIME_ALARM` timerfd armed at the next elapse beside
+    /// the unit's timer, so a suspended machine wakes for it; the unit runs when its timer fires
+    /// after the resume.
     /// `RandomizedDelaySec=` delays each elapse by a uniform random span in `[0, delay]`;
     /// with `FixedRandomDelay=` that span is systemd's for the (machine, unit) pair (a SipHash of
     /// `/etc/machine-id` and `id`), or for the unit alone when the store is shared by machines
@@ -38,9 +41,9 @@ extension TimerService {
     /// asked again (backoff from 100 ms) for `AccuracySec=` (at least 1 s), then the occurrence
     /// is logged and counted as missed, and never run. A unit never overlaps itself: an elapse
     /// that comes while its handler runs is dropped and counted in the next call's
-    /// ``Tick/missed``, and the next run is the next elapse after the handler returns, never a
-    /// catch-up right behind it. A tick's ``Tick/wallClockDeadline`` is the calendar occurrence it
-    /// answers (`nil` for the monotonic triggers), ``Tick/scheduledAt`` its elapse with the random
+    /// ``/PreciseTimerCore/Tick/missed``, and the next run is the next elapse after the handler returns, never a
+    /// catch-up right behind it. A tick's ``/PreciseTimerCore/Tick/wallClockDeadline`` is the calendar occurrence it
+    /// answers (`nil` for the monotonic triggers), ``/PreciseTimerCore/Tick/scheduledAt`` its elapse with the random
     /// delay.
     ///
     /// **Persistent=.** With a store, the unit reads its last trigger when scheduled; when an
@@ -64,13 +67,15 @@ extension TimerService {
     ///     elapse.
     ///   - handler: Runs at every elapse this process claims, as a task.
     /// - Returns: The handle of the timer that carries the unit.
-    /// - Throws: ``PreciseTimerError``: ``PreciseTimerError/Code/invalidSchedule`` for a unit
-    ///   without any trigger; ``PreciseTimerError/Code/invalidDelay`` for a negative span;
-    ///   ``PreciseTimerError/Code/invalidConfiguration`` for `Persistent=` without a store (there
-    ///   is nowhere to read a last trigger from) and for `WakeSystem=` (a process cannot arm an
-    ///   `_ALARM` clock through this API: use a systemd timer to wake the machine);
-    ///   and what ``scheduleTimer(_:id:options:_:)`` throws (``PreciseTimerError/Code/emptyID``,
-    ///   ``PreciseTimerError/Code/duplicateID``, ``PreciseTimerError/Code/shutDown``). Nothing
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError``: ``/PreciseTimerCore/PreciseTimerError/Code/invalidSchedule`` for a unit
+    ///   without any trigger; ``/PreciseTimerCore/PreciseTimerError/Code/invalidDelay`` for a negative span;
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration`` for `Persistent=` without a store (there
+    ///   is nowhere to read a last trigger from) and for `WakeSystem=` on a service without an
+    ///   alarm clock (`DispatchReferenceTimer`, a conformer of your own);
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` naming `timerfd_create` when the system refuses
+    ///   `PreciseTimer` the alarm clock (`errno` `EPERM`: the process lacks `CAP_WAKE_ALARM`);
+    ///   and what ``/PreciseTimerCore/TimerService/scheduleTimer(_:id:options:_:)`` throws (``/PreciseTimerCore/PreciseTimerError/Code/emptyID``,
+    ///   ``/PreciseTimerCore/PreciseTimerError/Code/duplicateID``, ``/PreciseTimerCore/PreciseTimerError/Code/shutDown``). Nothing
     ///   is scheduled then.
     @discardableResult
     public func schedule(
@@ -89,7 +94,9 @@ extension TimerService {
     ) throws -> TimerHandle {
         try Self.check(unit, id: id, store: store)
         let machine = unit.fixedRandomDelay ? (machineID ?? FixedRandomDelay.machineID()) : FixedRandomDelay.nullID
-        let run = TimerUnitRun(unit: unit, id: id, store: store, service: self, machineID: machine, handler: handler)
+        let alarm = try unit.wakeSystem ? Self.wakeAlarm(on: self, for: id) : nil
+        let run = TimerUnitRun(
+            unit: unit, id: id, store: store, service: self, machineID: machine, wakeAlarm: alarm, handler: handler)
         return try run.start(on: self)
     }
 
@@ -117,11 +124,15 @@ extension TimerService {
                 .invalidConfiguration, id: id, value: "Persistent=yes",
                 detail: "Persistent= needs a TimerStateStore to keep the last trigger in")
         }
-        if unit.wakeSystem {
+    }
+
+    /// `WakeSystem=`'s alarm, from a service of this package that has one.
+    private static func wakeAlarm(on service: Self, for id: TimerID) throws(PreciseTimerError) -> any TimerWakeAlarm {
+        guard let host = service as? any TimerUnitHost else {
             throw PreciseTimerError(
                 .invalidConfiguration, id: id, value: "WakeSystem=yes",
-                detail: "waking the machine from suspend (an _ALARM clock) is not supported in process; "
-                    + "let a systemd timer with WakeSystem= wake the machine")
+                detail: "\(Self.self) has no alarm clock to wake the machine with; PreciseTimer has one")
         }
+        return try host.makeWakeAlarm(for: id)
     }
 }

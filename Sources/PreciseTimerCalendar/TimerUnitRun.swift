@@ -18,9 +18,18 @@ import Synchronization
 /// the next elapse is planned from the clocks then: elapses that passed while the unit was busy
 /// are dropped and counted (``Tick/missed`` of the next call), never run back to back.
 ///
-/// **Ground rules.** `state` is the only mutable state, behind its mutex; the handler, the store
-/// and the service are called outside it. The carrier's handler (on the service's thread) only
-/// takes an elapse and moves the deadline; everything that may wait runs in the task.
+/// **Ground rules.** `state` is the only mutable state, behind its mutex. The handler and the
+/// store are called outside it; the service's quick calls that move the carrier (`reschedule`,
+/// `pause`, the generation check) and the wake alarm are called under it, so that the phase and
+/// the carrier's deadline change together. That nests one way only: no service of this package
+/// calls a handler from inside those calls (a conformer of your own that did would deadlock
+/// here). The carrier's handler (on the service's thread) only takes an elapse and moves the
+/// deadline; everything that may wait runs in the task.
+///
+/// **Identity, by ID.** `reschedule` takes an ID, not a handle, so each move first checks that
+/// the ID's generation is still the carrier's: a cancel followed by a new timer under the same ID
+/// is never moved, except in the instant between the check and the move, which the ID-keyed
+/// call cannot close (exact once the registry can reschedule by handle).
 final class TimerUnitRun: TimerUnitRecord, Sendable {
     /// One elapse of the unit: the occurrence it claims and when it is due.
     struct Elapse: Sendable {
@@ -100,11 +109,14 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
     /// `FixedRandomDelay=`'s delay, when fixed.
     private let fixedDelay: Int64?
     private let state = Mutex(State())
+    /// `WakeSystem=`'s alarm, armed at every elapse the carrier waits for.
+    private let wakeAlarm: (any TimerWakeAlarm)?
 
     init(
         unit: TimerUnit, id: TimerID, store: (any TimerStateStore)?, service: any TimerService,
-        machineID: [UInt8], handler: @escaping @Sendable (Tick) async -> Void
+        machineID: [UInt8], wakeAlarm: (any TimerWakeAlarm)?, handler: @escaping @Sendable (Tick) async -> Void
     ) {
+        self.wakeAlarm = wakeAlarm
         self.unit = unit
         self.id = id
         self.store = store
@@ -121,6 +133,10 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         } else {
             self.fixedDelay = nil
         }
+    }
+
+    deinit {
+        self.wakeAlarm?.disarm()
     }
 
     // MARK: TimerUnitRecord
@@ -168,10 +184,11 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
             state.phase = first.map(Phase.waiting) ?? .elapsed
             return first
         }
-        let delay = first.map { max(0, saturatingSubtract($0.deadline(monotonic: now, wall: wall), now)) }
+        let delay = saturatingSubtract(self.carrierDeadline(for: first, monotonic: now, wall: wall), now)
+        self.setWakeAlarm(for: first, monotonic: now, wall: wall)
         let options = TimerOptions(executor: .loop, clock: .continuous, tolerance: self.unit.accuracy)
         let handle = try service.scheduleTimer(
-            .every(.nanoseconds(Self.idle), startingAfter: .nanoseconds(min(delay ?? Self.idle, Self.idle))),
+            .every(.nanoseconds(Self.idle), startingAfter: .nanoseconds(delay)),
             id: self.id, options: options
         ) { tick in
             self.carrierFired(tick)
@@ -299,6 +316,24 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         to elapse: Elapse?, handle: TimerHandle?, service: any TimerService, monotonic now: Int64,
         wall: WallClockInstant
     ) {
+        if let handle, !Self.isCurrent(handle, self.id, service) { return }
+        self.setWakeAlarm(for: elapse, monotonic: now, wall: wall)
+        let deadline = self.carrierDeadline(for: elapse, monotonic: now, wall: wall)
+        _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: deadline))
+    }
+
+    /// Arms `WakeSystem=`'s alarm at `elapse` (its own deadline, not the carrier's capped one), or
+    /// disarms it for none.
+    private func setWakeAlarm(for elapse: Elapse?, monotonic now: Int64, wall: WallClockInstant) {
+        guard let alarm = self.wakeAlarm else { return }
+        guard let elapse else { return alarm.disarm() }
+        alarm.arm(after: .nanoseconds(saturatingSubtract(elapse.deadline(monotonic: now, wall: wall), now)))
+    }
+
+    /// Where the carrier waits for `elapse`: its deadline, but at most `max(AccuracySec=, 1 min)`
+    /// ahead for a calendar elapse (see ``move(to:handle:service:monotonic:wall:)``), and a year
+    /// out for none.
+    private func carrierDeadline(for elapse: Elapse?, monotonic now: Int64, wall: WallClockInstant) -> Int64 {
         var deadline = saturatingAdd(now, Self.idle)
         if let elapse {
             deadline = min(deadline, max(now, elapse.deadline(monotonic: now, wall: wall)))
@@ -307,8 +342,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
                 deadline = min(deadline, saturatingAdd(now, recheck))
             }
         }
-        if let handle, !Self.isCurrent(handle, self.id, service) { return }
-        _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: deadline))
+        return deadline
     }
 
     /// Whether the carrier is still this unit's (not cancelled, its ID not taken by another

@@ -34,6 +34,8 @@ public final class TestTimerService: TimerCoreService {
     package let core: TimerCore
     package let units: TimerUnitTable
     private let advancing = SemaphoreGuarded(false)
+    /// The `WakeSystem=` alarms made for units, by unit ID (the latest for each).
+    private let alarms = SemaphoreGuarded<[TimerID: VirtualWakeAlarm]>([:])
 
     /// The wall clock a test service starts at unless told otherwise: 2026-01-01T00:00:00Z.
     public static let defaultWallClock = WallClockInstant(nanosecondsSinceEpoch: 1_767_225_600_000_000_000)
@@ -208,8 +210,45 @@ public final class TestTimerService: TimerCoreService {
         self.clock.set(instant.nanoseconds)
     }
 
+    // MARK: Wake alarms
+
+    /// `WakeSystem=`'s alarm on virtual time: it wakes nothing, and records where it is armed
+    /// (read it with ``wakeAlarm(of:)``).
+    package func makeWakeAlarm(for id: TimerID) throws(PreciseTimerError) -> any TimerWakeAlarm {
+        let alarm = VirtualWakeAlarm(clock: self.clock)
+        self.alarms.withLock { $0[id] = alarm }
+        return alarm
+    }
+
+    /// Where the `WakeSystem=` alarm of the unit `id` is armed (its delay added to the monotonic
+    /// time of its arming); `nil` when it is disarmed or there is none.
+    package func wakeAlarm(of id: TimerID) -> MonotonicInstant? {
+        self.alarms.withLock { $0[id] }?.deadline
+    }
+
     // MARK: TimerService
 
     /// Nothing to stop: time moves only in ``advance(by:)``.
     package func stopEngine() {}
+}
+
+/// A `WakeSystem=` alarm on virtual time: where it is armed, nothing more.
+private final class VirtualWakeAlarm: TimerWakeAlarm, Sendable {
+    private let clock: ManualDriver
+    private let armed = SemaphoreGuarded<MonotonicInstant?>(nil)
+
+    init(clock: ManualDriver) {
+        self.clock = clock
+    }
+
+    var deadline: MonotonicInstant? { self.armed.withLock { $0 } }
+
+    func arm(after delay: Duration) {
+        let at = MonotonicInstant(nanoseconds: self.clock.now()).advanced(by: max(delay, .zero))
+        self.armed.withLock { $0 = at }
+    }
+
+    func disarm() {
+        self.armed.withLock { $0 = nil }
+    }
 }

@@ -172,7 +172,7 @@ private let machineB: [UInt8] = Array(100..<116)
 
 @Suite("schedule(unit:): systemd timer units on virtual time")
 struct TimerUnitSchedulingTests {
-    @Test("a unit without any trigger, Persistent= without a store, WakeSystem=: typed errors, nothing scheduled")
+    @Test("a unit without any trigger, Persistent= without a store, a negative span, a taken ID: typed errors")
     func refusals() throws {
         let timers = TestTimerService()
         defer { timers.shutdown() }
@@ -185,11 +185,6 @@ struct TimerUnitSchedulingTests {
         let persistent = try TimerUnit("OnCalendar=daily\nPersistent=true")
         #expect {
             try timers.schedule(unit: persistent, id: "persistent") { _ in }
-        } throws: { ($0 as? PreciseTimerError)?.code == .invalidConfiguration }
-
-        let wake = try TimerUnit("OnCalendar=daily\nWakeSystem=true")
-        #expect {
-            try timers.schedule(unit: wake, id: "wake") { _ in }
         } throws: { ($0 as? PreciseTimerError)?.code == .invalidConfiguration }
 
         var negative = try TimerUnit("OnActiveSec=1s")
@@ -539,6 +534,83 @@ struct TimerUnitSchedulingTests {
         #expect(active.all.map(\.start) == [MonotonicInstant(nanoseconds: 1_250_000_000_000)])
     }
 
+    @Test("OnCalendar= through a suspend: the elapse slept through runs at resume, once")
+    func calendarThroughSuspend() async throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let runs = Runs()
+        let unit = try TimerUnit("OnCalendar=*-*-* 03:00:00\nAccuracySec=1us")
+        try timers.schedule(unit: unit, id: "nightly", runs.handler(timers))
+        timers.suspend(for: .seconds(5 * 3600))
+        await settle(timers, "nightly")
+        #expect(runs.all.map(\.tick.wallClockDeadline) == [wall("2026-01-01T03:00:00Z")])
+        #expect(runs.all.first?.wall == wall("2026-01-01T05:00:00Z"))
+        try await drive(timers, "nightly", steps: 24, by: .seconds(3600))
+        #expect(
+            runs.all.map(\.tick.wallClockDeadline) == [wall("2026-01-01T03:00:00Z"), wall("2026-01-02T03:00:00Z")])
+        #expect(runs.all.allSatisfy { $0.tick.missed == 0 })
+    }
+
+    @Test(
+        "OnCalendar= and wall-clock steps: forward, the elapse runs within a minute; back, it waits for the wall clock")
+    func calendarThroughSteps() async throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let runs = Runs()
+        let unit = try TimerUnit("OnCalendar=*-*-* 03:00:00\nAccuracySec=1us")
+        try timers.schedule(unit: unit, id: "nightly", runs.handler(timers))
+        // Forward over 03:00: noticed at the next check, at most a minute later.
+        timers.setWallClock(to: wall("2026-01-01T02:59:30Z"))
+        try await drive(timers, "nightly", steps: 60, by: .seconds(1))
+        let first = try #require(runs.all.first)
+        #expect(first.tick.wallClockDeadline == wall("2026-01-01T03:00:00Z"))
+        #expect(first.wall >= wall("2026-01-01T03:00:00Z") && first.wall <= wall("2026-01-01T03:00:30Z"))
+        #expect(runs.count == 1)
+
+        // Back by an hour just before the next 03:00: nothing runs until the wall clock gets there.
+        timers.setWallClock(to: wall("2026-01-02T02:59:00Z"))
+        try timers.advance(by: .seconds(30))
+        await settle(timers, "nightly")
+        timers.setWallClock(to: wall("2026-01-02T01:59:30Z"))
+        try await drive(timers, "nightly", steps: 60, by: .seconds(60))
+        #expect(runs.count == 1)
+        try await drive(timers, "nightly", steps: 2, by: .seconds(60))
+        #expect(runs.count == 2)
+        let second = try #require(runs.all.last)
+        #expect(second.tick.wallClockDeadline == wall("2026-01-02T03:00:00Z"))
+        #expect(second.wall >= wall("2026-01-02T03:00:00Z"))
+    }
+
+    @Test("WakeSystem=: an alarm armed at each next elapse, disarmed while the handler runs, gone with the unit")
+    func wakeSystemAlarm() async throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let runs = Runs()
+        weak var weakProbe: Probe?
+        do {
+            let probe = Probe()
+            weakProbe = probe
+            let record = runs.handler(timers, busy: .seconds(60))
+            let unit = try TimerUnit("OnCalendar=*-*-* 03:00:00\nWakeSystem=true\nAccuracySec=1us")
+            try timers.schedule(unit: unit, id: "wake") { tick in
+                withExtendedLifetime(probe) {}
+                await record(tick)
+            }
+        }
+        let start = timers.now
+        // The carrier checks the wall clock every minute; the alarm waits for the elapse itself.
+        #expect(timers.wakeAlarm(of: "wake") == start.advanced(by: .seconds(3 * 3600)))
+        #expect(timers.deadline(of: "wake") == start.advanced(by: .seconds(60)))
+        try await driveExactly(timers, "wake", for: .seconds(3 * 3600 + 30))
+        #expect(runs.count == 1)
+        #expect(timers.wakeAlarm(of: "wake") == nil, "no elapse to wake for while the handler runs")
+        try await driveExactly(timers, "wake", for: .seconds(60))
+        #expect(timers.wakeAlarm(of: "wake") == start.advanced(by: .seconds(27 * 3600)))
+        #expect(timers.cancel("wake"))
+        #expect(await eventually { weakProbe == nil })
+        #expect(timers.wakeAlarm(of: "wake") == nil, "the alarm ends with the unit")
+    }
+
     @Test("OnBootSec=: passed before the schedule call, it elapses at once; later, at boot + span; then elapsed")
     func onBoot() async throws {
         // The test service's monotonic clock starts 1000 s after its zero, the boot.
@@ -596,8 +668,8 @@ struct TimerUnitSchedulingTests {
         let lines = table.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.first?.hasPrefix("NEXT") == true)
         #expect(lines.first?.hasSuffix("UNIT") == true)
-        #expect(table.contains("2026-01-02 06:00:00 UTC 23h left"))
-        #expect(table.contains("2026-01-01 06:00:00 UTC 1h ago"))
+        #expect(table.contains("Fri 2026-01-02 06:00:00 UTC 23h left"))
+        #expect(table.contains("Thu 2026-01-01 06:00:00 UTC 1h ago"))
         #expect(lines.last == "3 timers listed.")
     }
 }

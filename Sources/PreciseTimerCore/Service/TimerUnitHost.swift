@@ -19,6 +19,25 @@ package protocol TimerUnitHost: TimerService {
 
     /// Logs a unit's event (an elapse dropped, a store that failed) with the service's logger.
     func logUnitEvent(_ message: String, id: TimerID, detail: String)
+
+    /// An alarm that wakes the machine from suspend, for a unit with `WakeSystem=`.
+    ///
+    /// - Throws: ``PreciseTimerError/Code/systemFailure`` when the system refuses the alarm clock
+    ///   (`EPERM` without `CAP_WAKE_ALARM`), ``PreciseTimerError/Code/invalidConfiguration`` when
+    ///   the service has none (the default).
+    func makeWakeAlarm(for id: TimerID) throws(PreciseTimerError) -> any TimerWakeAlarm
+}
+
+/// `WakeSystem=`'s alarm: armed at a unit's next elapse beside the timer that runs it, on a clock
+/// that runs through suspend and wakes the machine (`CLOCK_BOOTTIME_ALARM`). It runs nothing: once
+/// the machine is awake, the unit's own timer (on the continuous clock) fires as for any elapse
+/// slept through.
+package protocol TimerWakeAlarm: AnyObject, Sendable {
+    /// Arms the alarm `delay` from now (`.zero` or less: as soon as possible), replacing the
+    /// previous arming.
+    func arm(after delay: Duration)
+    /// Disarms the alarm.
+    func disarm()
 }
 
 /// What a unit shows in a listing: its identity, and its own view of its next elapse and last run.
@@ -67,6 +86,14 @@ extension TimerCoreService {
     package func isCurrent(_ handle: TimerHandle) -> Bool {
         guard !self.core.isInherited else { return false }
         return self.core.generation(of: handle.id) == handle.generation
+    }
+
+    /// No alarm clock by default: ``PreciseTimerError/Code/invalidConfiguration``. `PreciseTimer`
+    /// has one (a `CLOCK_BOOTTIME_ALARM` timerfd), `TestTimerService` a virtual one.
+    package func makeWakeAlarm(for id: TimerID) throws(PreciseTimerError) -> any TimerWakeAlarm {
+        throw PreciseTimerError(
+            .invalidConfiguration, id: id, value: "WakeSystem=yes",
+            detail: "\(Self.self) has no alarm clock to wake the machine with; PreciseTimer has one")
     }
 
     /// Logs a unit's event at warning level with the service's logger.
