@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "PreciseTimerMetrics", targets: ["PreciseTimerMetrics"]),
         .executable(name: "example-ticker", targets: ["example-ticker"]),
         .executable(name: "example-daemon", targets: ["example-daemon"]),
+        .executable(name: "example-cron", targets: ["example-cron"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -111,6 +112,21 @@ let package = Package(
             ],
             path: "examples/example-daemon"
         ),
+        // A job runner for a directory of systemd .timer files; its sample units are not sources.
+        .executableTarget(
+            name: "example-cron",
+            dependencies: [
+                "PreciseTimer",
+                "PreciseTimerCalendar",
+                "PreciseTimerServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "examples/example-cron",
+            exclude: ["units", "README.md"]
+        ),
         .executableTarget(
             name: "precise-stress",
             dependencies: [
@@ -185,8 +201,10 @@ let package = Package(
                 "PreciseTimer",
                 "PreciseTimerServiceLifecycle",
                 "PreciseTimerTesting",
-                // Not linked for its code: built so the SIGTERM test can spawn it.
+                // Not linked for their code: built so the SIGTERM, job-runner and restart-loop
+                // tests can spawn them.
                 "precise-daemon-probe",
+                "example-cron",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -19,13 +19,19 @@ import Testing
         var description: String { "\(self.document):\(self.line)" }
     }
 
+    /// The DocC catalogs whose articles hold Swift examples.
+    static let catalogs = [
+        "Sources/PreciseTimer/PreciseTimer.docc", "Sources/PreciseTimerCalendar/PreciseTimerCalendar.docc",
+    ]
+
     static func documents() throws -> [String] {
-        let catalog = "Sources/PreciseTimer/PreciseTimer.docc"
-        let articles = try FileManager.default.contentsOfDirectory(
-            atPath: Self.packageRoot.appendingPathComponent(catalog).path
-        )
-        .filter { $0.hasSuffix(".md") }.sorted()
-        return ["README.md"] + articles.map { "\(catalog)/\($0)" }
+        let articles = try Self.catalogs.flatMap { catalog in
+            try FileManager.default.contentsOfDirectory(
+                atPath: Self.packageRoot.appendingPathComponent(catalog).path
+            )
+            .filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
+        }
+        return ["README.md"] + articles
     }
 
     static func read(_ path: String) throws -> String {

@@ -1,6 +1,6 @@
 // swift-format-ignore-file
 // Every Swift example of README.md and of the DocC articles
-// (Sources/PreciseTimer/PreciseTimer.docc), each in a function that is compiled and never called:
+// (Sources/PreciseTimer/PreciseTimer.docc, Sources/PreciseTimerCalendar/PreciseTimerCalendar.docc), each in a function that is compiled and never called:
 // the build type-checks them. `DocumentationDriftTests` fails when an example in the documents has
 // no identical copy here (indentation and import lines aside), so edit both together. The names
 // the examples take for granted (`store`, `database`, `log`, …) are stubbed in
@@ -361,6 +361,45 @@ func wallClockVirtualTime() async throws {
     try timers.advance(by: .seconds(3 * 3600))        // 03:00: one backup
     timers.setWallClock(to: midnight)                 // NTP steps back three hours: nothing fires again
     timers.suspend(for: .seconds(3 * 86_400))     // asleep three days: one call at resume, missed == 1
+}
+
+// Sources/PreciseTimerCalendar/PreciseTimerCalendar.docc/PreciseTimerCalendar.md #1
+func calendarLandingPage() async throws {
+    let timers = try PreciseTimer()
+    try timers.scheduleRepeating(id: "backup", on: try CalendarSchedule("Mon..Fri 03:00 Europe/Berlin")) { tick in
+        backup(tick.wallClockDeadline!)
+    }
+}
+
+// Sources/PreciseTimerCalendar/PreciseTimerCalendar.docc/ReplacingSystemdTimersAndCron.md #1
+func replacingCronLogrotate() async throws {
+    let unit = try TimerUnit("""
+        [Unit]
+        Description=Daily rotation of log files
+        Documentation=man:logrotate(8) man:logrotate.conf(5)
+
+        [Timer]
+        OnCalendar=daily
+        AccuracySec=1h
+        Persistent=true
+
+        [Install]
+        WantedBy=timers.target
+        """)
+    let timers = try PreciseTimer()
+    let stamps = try DirectoryTimerStateStore(directory: "/var/lib/my-daemon/timers")
+    try timers.schedule(unit: unit, id: "logrotate.timer", store: stamps) { tick in
+        await rotateLogs(for: tick.wallClockDeadline)    // the midnight this run answers
+    }
+    print(TimerListing.table(timers.listTimers()))       // NEXT LEFT LAST PASSED UNIT
+}
+
+// Sources/PreciseTimerCalendar/PreciseTimerCalendar.docc/ReplacingSystemdTimersAndCron.md #2
+func replacingCronDaylightSaving() throws {
+    let berlin = try CalendarSchedule("*-*-* 02:30 Europe/Berlin")
+    let saturdayNoon = WallClockInstant(nanosecondsSinceEpoch: 1_806_148_800_000_000_000)  // 2027-03-27T12:00Z
+    let next = berlin.next(after: saturdayNoon)   // 2027-03-29T00:30Z: the 28th has no 02:30
+    _ = next
 }
 
 // Sources/PreciseTimerTesting/TestTimerService.swift, the type's doc comment (not drift-checked)

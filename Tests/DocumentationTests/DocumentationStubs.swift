@@ -24,6 +24,7 @@ func renew() {}
 func renewCertificate() {}
 func backup(_ occurrence: WallClockInstant) {}
 func runBackup(for occurrence: WallClockInstant) {}
+func rotateLogs(for occurrence: WallClockInstant?) async {}
 
 let flushQueue = DispatchQueue(label: "flush")
 let renewAt = WallClockInstant(nanosecondsSinceEpoch: 1_800_000_000_000_000_000)

@@ -1,0 +1,155 @@
+import ArgumentParser
+import Logging
+import PreciseTimer
+import PreciseTimerCalendar
+import PreciseTimerServiceLifecycle
+import ServiceLifecycle
+import UnixSignals
+
+/// `swift run example-cron --units DIR --state DIR`: a directory of systemd `.timer` files run
+/// in process, each elapse running its command as a child process.
+@main
+struct CronCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "example-cron",
+        abstract: "A job runner for systemd .timer files, on one PreciseTimer with a DirectoryTimerStateStore.",
+        discussion: """
+            Every name.timer in --units is scheduled as systemd would (OnCalendar=, OnBootSec=, \
+            OnUnitActiveSec=, Persistent=, RandomizedDelaySec=, …). An elapse runs the ExecStart= \
+            lines of name.service beside it (or of the service its Unit= names), one after another, \
+            split as systemd splits them but without $VAR or % substitution; without a .service, \
+            the shell line in name.command (/bin/sh -c). A job never overlaps itself. Its output \
+            is passed through, each line prefixed with the unit's name; each run is logged with \
+            its occurrence, exit status and duration. The last trigger of every unit is kept in \
+            --state (one stamp file per unit), so Persistent=true runs one catch-up for an \
+            occurrence missed while the runner was down, and two runners sharing --state never \
+            run one occurrence twice. The list-timers table is printed at start, on SIGUSR1 and \
+            every --list-every. SIGTERM or SIGINT stops scheduling, waits --grace for running \
+            jobs, then sends them SIGTERM (SIGKILL a second later), and exits 0. Spans: systemd's \
+            syntax (30s, 5min, 1h 30min).
+            """
+    )
+
+    @Option(help: "The directory of *.timer files (with a .service or .command beside each).")
+    var units: String?
+
+    @Option(help: "The directory of the units' stamp files (created if missing).")
+    var state: String?
+
+    @Option(
+        help: "Print the list-timers table this often too. (default: at start and on SIGUSR1 only)",
+        transform: parseSpan)
+    var listEvery: Duration?
+
+    @Option(help: "How long running jobs may take to finish after SIGTERM. (default: 10s)", transform: parseSpan)
+    var grace: Duration = .seconds(10)
+
+    @Option(
+        help: ArgumentHelp(
+            "Append '<unit> <occurrence-ns> <pid> <catch-up 0/1>' to this file before each run (O_APPEND).",
+            visibility: .hidden))
+    var runLog: String?
+
+    @Option(
+        help: """
+            Test mode: run a '*:*:0/1' Persistent=true unit in a child runner, kill it with SIGKILL \
+            at a random moment, this many times, and check from the run log that no occurrence \
+            ran twice and no start ran more than one catch-up. Exits 1 if either happened.
+            """)
+    var restartLoop: Int?
+
+    @Option(help: "Restart loop: the longest a child runs before SIGKILL. (default: 3s)", transform: parseSpan)
+    var restartMaxRun: Duration = .seconds(3)
+
+    @Option(help: "Restart loop: the longest pause before the next child starts. (default: 2s)", transform: parseSpan)
+    var restartMaxDown: Duration = .seconds(2)
+
+    @Option(help: "Restart loop: keep the run log at this path (default: a temporary directory's).")
+    var restartLog: String?
+
+    @Option(help: "Log level (stderr): trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        if let restarts = self.restartLoop {
+            guard restarts > 0 else { throw ValidationError("--restart-loop must be at least 1") }
+            guard self.restartMaxRun > .zero else { throw ValidationError("--restart-max-run must be positive") }
+        } else {
+            guard self.units != nil, self.state != nil else {
+                throw ValidationError("--units and --state are required")
+            }
+        }
+        guard Logger.Level(rawValue: self.logLevel) != nil else {
+            throw ValidationError("--log-level: unknown level '\(self.logLevel)'")
+        }
+    }
+
+    /// Holds SIGTERM and SIGINT first (see `EarlySignals`): a signal that comes while the runner
+    /// starts is handed to its group instead of killing it.
+    static func main() async {
+        EarlySignals.hold()
+        await Self.main(nil)
+    }
+
+    func run() async throws {
+        if let restarts = self.restartLoop {
+            let passed = await RestartLoop(
+                restarts: restarts, maxRun: self.restartMaxRun, maxDown: self.restartMaxDown,
+                logPath: self.restartLog
+            ).run(output: Output())
+            if !passed { throw ExitCode(1) }
+            return
+        }
+        let level = Logger.Level(rawValue: self.logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "example-cron")
+        guard let units = self.units, let state = self.state else { throw ExitCode(2) }
+
+        let jobs: [Job]
+        do {
+            jobs = try Job.load(from: units)
+        } catch {
+            logger.error("cannot load the units", metadata: ["units": "\(units)", "error": "\(error)"])
+            throw ExitCode(1)
+        }
+        let store = try DirectoryTimerStateStore(directory: state)
+        let timers = try PreciseTimer(
+            configuration: .init(threadName: "cron", logger: Logger(label: "example-cron.timers")))
+        let output = Output()
+        let cron = CronService(
+            timers: timers, store: store, jobs: jobs, output: output,
+            runLog: try self.runLog.map { try RunLog(path: $0) }, grace: self.grace, listEvery: self.listEvery)
+        for job in jobs where !job.unit.ignored.isEmpty {
+            logger.notice(
+                "directives without meaning in process",
+                metadata: ["unit": "\(job.name).timer", "ignored": "\(job.unit.ignored.joined(separator: ", "))"])
+        }
+        logger.info(
+            "started", metadata: ["units": "\(jobs.count)", "directory": "\(units)", "state": "\(store.directory)"])
+
+        // The timers first: a ServiceGroup stops its services in reverse order, so the runner
+        // stops (and waits for its jobs) while the timers still run.
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: timers),
+                .init(service: cron, successTerminationBehavior: .gracefullyShutdownGroup),
+            ],
+            logger: logger)
+        configuration.gracefulShutdownSignals = [.sigterm, .sigint]
+        try await ServiceGroup(configuration: configuration).run()
+        logger.info("stopped")
+    }
+}
+
+/// systemd's time spans (`30s`, `5min`, `1h 30min`); a bare number is seconds, as in systemd.
+func parseSpan(_ text: String) throws -> Duration {
+    do {
+        return try Duration(systemdTimeSpan: text)
+    } catch {
+        throw ValidationError("'\(text)' is not a time span: \(error.detail ?? "\(error)")")
+    }
+}
