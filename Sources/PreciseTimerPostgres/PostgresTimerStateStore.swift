@@ -1,4 +1,3 @@
-import Logging
 import PostgresNIO
 import PreciseTimerCalendar
 import PreciseTimerCore
@@ -74,7 +73,7 @@ import PreciseTimerCore
 /// (`PostgresClient.query`), `value` the table, and `detail` PostgresNIO's error code with, for a
 /// server error, the SQLSTATE and the server's message.
 ///
-/// - Important: The ``PostgresNIO/PostgresClient`` must be running (its `run()` in a task, or in a
+/// - Important: The `PostgresClient` must be running (its `run()` in a task, or in a
 ///   `ServiceGroup`) for as long as the store is used; calls wait for a connection until then. While
 ///   the database is unreachable, PostgresNIO keeps a call waiting for a connection (up to a minute,
 ///   its circuit breaker) before it fails: the calls observe task cancellation, so bound a claim by
