@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // The kernel floor: plain C loops on clock_nanosleep and timerfd, nothing in between.
@@ -37,6 +38,18 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The claim round trip and a fleet's load on PostgresTimerStateStore, against a real server:
+        //     scripts/with-postgres swift run -c release --package-path Benchmarks precise-fleet-bench
+        .executableTarget(
+            name: "precise-fleet-bench",
+            dependencies: [
+                .product(name: "PreciseTimerCalendar", package: mainPackage),
+                .product(name: "PreciseTimerPostgres", package: mainPackage),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -108,11 +108,13 @@ public struct PostgresTimerStateStore: TimerStateStore {
     ///
     /// Idempotent, and safe when every replica calls it at the same moment: the `CREATE TABLE IF NOT
     /// EXISTS` runs under a transaction-scoped advisory lock (PostgreSQL's own check is not safe
-    /// against a concurrent creation of the same table).
+    /// against a concurrent creation of the same table). An existing table of that name is kept as it
+    /// is, whatever its columns; one that is not this store's makes the other calls fail. The schema of
+    /// a qualified name must exist.
     ///
     /// - Throws: ``/PreciseTimerCore/PreciseTimerError`` with code
     ///   ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` when the statement fails (no
-    ///   connection, no `CREATE` privilege, a table of that name with other columns is not detected).
+    ///   connection, no `CREATE` privilege, no such schema).
     public func migrate() async throws(PreciseTimerError) {
         _ = try await self.run(self.statements.migrate(), id: nil)
     }

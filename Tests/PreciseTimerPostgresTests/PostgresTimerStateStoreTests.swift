@@ -1,3 +1,4 @@
+import Glibc
 import PostgresNIO
 import PreciseTimerCalendar
 import PreciseTimerCore
@@ -41,6 +42,10 @@ struct PostgresTimerStateStoreTests {
     @Test func anOccurrenceNotAfterTheLastTriggerIsRefusedAsTheDirectoryStoreRefusesIt() async throws {
         let directory = "/tmp/precise-timer-postgres-test-\(UInt32.random(in: .min ... .max))"
         let reference = try DirectoryTimerStateStore(directory: directory)
+        defer {
+            for file in ["stamp-unit", "lock-unit", "tmp-unit"] { unlink(directory + "/" + file) }
+            rmdir(directory)
+        }
         try await PostgresServer.withStore("order") {
             (store: PostgresTimerStateStore, _: PostgresClient) async throws in
             let instants = [20, 10, 20, 30, 25, 30, 31].map { WallClockInstant(nanosecondsSinceEpoch: $0) }
