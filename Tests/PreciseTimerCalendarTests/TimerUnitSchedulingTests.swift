@@ -639,6 +639,26 @@ struct TimerUnitSchedulingTests {
         #expect(listing.allSatisfy { $0.last != nil })
     }
 
+    @Test("OnBootSec= passed at a restart: spent when the store knows a last trigger, run at once when it does not")
+    func onBootAfterRestart() async throws {
+        let root = try ScratchDirectory()
+        let store = try DirectoryTimerStateStore(directory: root.path)
+        #expect(try await store.claim(wall("2025-12-31T23:00:00Z"), of: "warm"))
+        let unit = try TimerUnit("OnBootSec=10s\nOnCalendar=*-*-* 06:00:00\nAccuracySec=1us")
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let warm = Runs()
+        let cold = Runs()
+        try timers.schedule(unit: unit, id: "warm", store: store, warm.handler(timers))
+        try timers.schedule(unit: unit, id: "cold", store: store, cold.handler(timers))
+        await settle(timers, "warm", timers: 2)
+        await settle(timers, "cold", timers: 2)
+        try await driveExactly(timers, "warm", "cold", for: .seconds(60))
+        #expect(warm.count == 0, "the unit triggered before this start: OnBootSec= is spent")
+        #expect(cold.count == 1, "never triggered: OnBootSec= that passed elapses at once")
+        #expect(timers.listTimers().map(\.next) == [wall("2026-01-01T06:00:00Z"), wall("2026-01-01T06:00:00Z")])
+    }
+
     @Test("listTimers: units and plain timers, sorted by NEXT, with LAST for units, printed as list-timers")
     func listing() async throws {
         let timers = TestTimerService()
