@@ -4,9 +4,9 @@ import PreciseTimerCore
 /// `FixedRandomDelay=`: the delay systemd's system manager derives for a unit, stable for the
 /// (machine, unit) pair: SipHash-2-4, under systemd's key, of the machine ID, the manager flag
 /// (system), the user ID (0) and the unit's name, taken modulo `RandomizedDelaySec=` in
-/// microseconds (systemd 252's `timer_get_fixed_delay_hash()` and `add_random()`). So a unit
-/// named `backup.timer` gets the delay systemd's system manager would give `backup.timer` on the
-/// same machine. Never Swift's `Hasher`, which is seeded per process.
+/// microseconds (systemd 252's `timer_get_fixed_delay_hash()` and `add_random()`, read from its
+/// source, not compared with a running systemd). Never Swift's `Hasher`, which is seeded per
+/// process.
 package enum FixedRandomDelay {
     /// systemd's `hash_key` in `src/core/timer.c`.
     private static let key: [UInt8] = [
@@ -19,7 +19,9 @@ package enum FixedRandomDelay {
         let microseconds = maximum.components.seconds &* 1_000_000 + maximum.components.attoseconds / 1_000_000_000_000
         guard microseconds > 0 else { return .zero }
         var message = machineID.count == 16 ? machineID : [UInt8](repeating: 0, count: 16)
-        message.append(1)  // siphash24_compress_boolean(MANAGER_IS_SYSTEM(…)): a system manager.
+        // siphash24_compress_boolean(MANAGER_IS_SYSTEM(…)), a system manager: systemd 252 hashes a
+        // bool as an `int` (later versions as one byte).
+        message += [1, 0, 0, 0]
         message += [0, 0, 0, 0]  // uid_t 0, little-endian.
         message += Array(unit.description.utf8)
         let hash = SipHash24(key: Self.key).hash(message)
