@@ -1,5 +1,4 @@
 import PreciseTimerCore
-import Synchronization
 
 /// One unit scheduled with `schedule(unit:id:store:_:)`: its triggers, its history in this process,
 /// and the one timer that carries it.
@@ -18,7 +17,7 @@ import Synchronization
 /// the next elapse is planned from the clocks then: elapses that passed while the unit was busy
 /// are dropped and counted (``Tick/missed`` of the next call), never run back to back.
 ///
-/// **Ground rules.** `state` is the only mutable state, behind its mutex. The handler and the
+/// **Ground rules.** `state` is the only mutable state, behind its lock. The handler and the
 /// store are called outside it; the service's quick calls that move the carrier (`reschedule`,
 /// `pause`, the generation check) and the wake alarm are called under it, so that the phase and
 /// the carrier's deadline change together. That nests one way only: no service of this package
@@ -108,7 +107,9 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
     private let startedAt: Int64
     /// `FixedRandomDelay=`'s delay, when fixed.
     private let fixedDelay: Int64?
-    private let state = Mutex(State())
+    /// A `SemaphoreGuarded`, not a `Mutex`: ThreadSanitizer does not see the
+    /// futex a `Mutex` waits on on Linux, and reports its accesses as races.
+    private let state = SemaphoreGuarded(State())
     /// `WakeSystem=`'s alarm, armed at every elapse the carrier waits for.
     private let wakeAlarm: (any TimerWakeAlarm)?
 

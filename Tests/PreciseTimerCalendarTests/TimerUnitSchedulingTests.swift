@@ -3,7 +3,6 @@ import Glibc
 import PreciseTimerCalendar
 import PreciseTimerCore
 import PreciseTimerTesting
-import Synchronization
 import Testing
 
 /// A fresh directory under /tmp, removed when the test ends.
@@ -28,7 +27,7 @@ private final class Runs: Sendable {
         var start: MonotonicInstant
         var end: MonotonicInstant?
     }
-    private let runs = Mutex<[Run]>([])
+    private let runs = SemaphoreGuarded<[Run]>([])
 
     var all: [Run] { self.runs.withLock { $0 } }
     var count: Int { self.runs.withLock { $0.count } }
@@ -102,9 +101,9 @@ private func wall(_ text: String) -> WallClockInstant {
 /// A store whose claims throw while `failing` is set; records every attempt.
 private final class FlakyStore: TimerStateStore {
     struct Failure: Error {}
-    let failing = Mutex(false)
-    private let calls = Mutex<[WallClockInstant]>([])
-    private let granted = Mutex<[WallClockInstant]>([])
+    let failing = SemaphoreGuarded(false)
+    private let calls = SemaphoreGuarded<[WallClockInstant]>([])
+    private let granted = SemaphoreGuarded<[WallClockInstant]>([])
     /// Occurrences refused (answered `false`) rather than claimed.
     let refuse: @Sendable (WallClockInstant) -> Bool
 
@@ -135,8 +134,8 @@ private struct FleetStore: TimerStateStore {
 
 /// A store whose claims wait until the test opens the gate, then grant everything.
 private final class GatedStore: TimerStateStore {
-    private let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
-    private let open = Mutex(false)
+    private let waiting = SemaphoreGuarded<[CheckedContinuation<Void, Never>]>([])
+    private let open = SemaphoreGuarded(false)
 
     var pending: Int { self.waiting.withLock { $0.count } }
 

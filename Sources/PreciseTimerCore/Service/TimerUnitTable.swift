@@ -1,5 +1,3 @@
-import Synchronization
-
 /// What a unit shows in a listing: its identity, and its own view of its next elapse and last run.
 package protocol TimerUnitRecord: AnyObject, Sendable {
     /// The unit's timer.
@@ -20,7 +18,7 @@ package final class TimerUnitTable: Sendable {
 
     /// When the service was created: the zero of `OnStartupSec=`.
     package let startedAt: MonotonicInstant
-    private let entries = Mutex<[TimerID: Entry]>([:])
+    private let entries = SemaphoreGuarded<[TimerID: Entry]>([:])
 
     package init(startedAt: MonotonicInstant) {
         self.startedAt = startedAt
