@@ -87,7 +87,7 @@ struct ExampleCronTests {
         let doubles = seen.filter { $0.value > 1 }.keys.sorted()
         #expect(doubles.isEmpty, "occurrences run twice (ns since the epoch): \(doubles)")
         let many = catchUps.filter { $0.value > 1 }
-        #expect(many.isEmpty, "starts with more than one catch-up (pid: count): \(many)")
+        #expect(many.isEmpty, "starts with more than one catch-up (pid@start: count): \(many)")
         // Not vacuous: with up to 0.7 s down between a kill and the next start, nearly every
         // start finds a missed second (6 of the 7 starts that ran, in a sample run).
         #expect(!catchUps.isEmpty, "no start caught up in \(restarts) restarts:\n\(output)")

@@ -46,7 +46,7 @@ struct CronCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Append '<unit> <occurrence-ns> <pid> <catch-up 0/1>' to this file before each run (O_APPEND).",
+            "Append '<unit> <occurrence-ns> <pid>@<start-ns> <catch-up 0/1>' to this file before each run (O_APPEND).",
             visibility: .hidden))
     var runLog: String?
 
