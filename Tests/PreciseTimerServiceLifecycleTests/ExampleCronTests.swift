@@ -30,8 +30,8 @@ struct ExampleCronTests {
                 runner, ["--units", directory + "/units", "--state", directory + "/state"],
                 signal: SIGTERM, after: .milliseconds(3_500), output: directory + "/stdout.txt")
         }
-        #expect(run == .exited(0))
         let output = (try? CronRun.read(directory + "/stdout.txt")) ?? ""
+        #expect(run == .exited(0), "\(output)")
         #expect(output.contains("NEXT"), "no list-timers table:\n\(output)")
         #expect(output.contains("every.timer"), "no list-timers table:\n\(output)")
         #expect(output.contains("\necho: hello  world it's\n"), "no output of echo.service:\n\(output)")
