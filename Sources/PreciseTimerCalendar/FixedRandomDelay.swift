@@ -4,9 +4,9 @@ import PreciseTimerCore
 /// `FixedRandomDelay=`: the delay systemd's system manager derives for a unit, stable for the
 /// (machine, unit) pair: SipHash-2-4, under systemd's key, of the machine ID, the manager flag
 /// (system), the user ID (0) and the unit's name, taken modulo `RandomizedDelaySec=` in
-/// microseconds (systemd 252's `timer_get_fixed_delay_hash()` and `add_random()`). So a unit
-/// named `backup.timer` gets the delay systemd's system manager would give `backup.timer` on the
-/// same machine. Never Swift's `Hasher`, which is seeded per process.
+/// microseconds (systemd 252's `timer_get_fixed_delay_hash()` and `add_random()`, read from its
+/// source, not compared with a running systemd). Never Swift's `Hasher`, which is seeded per
+/// process.
 package enum FixedRandomDelay {
     /// systemd's `hash_key` in `src/core/timer.c`.
     private static let key: [UInt8] = [
@@ -19,7 +19,9 @@ package enum FixedRandomDelay {
         let microseconds = maximum.components.seconds &* 1_000_000 + maximum.components.attoseconds / 1_000_000_000_000
         guard microseconds > 0 else { return .zero }
         var message = machineID.count == 16 ? machineID : [UInt8](repeating: 0, count: 16)
-        message.append(1)  // siphash24_compress_boolean(MANAGER_IS_SYSTEM(…)): a system manager.
+        // siphash24_compress_boolean(MANAGER_IS_SYSTEM(…)), a system manager: systemd 252 hashes a
+        // bool as an `int` (later versions as one byte).
+        message += [1, 0, 0, 0]
         message += [0, 0, 0, 0]  // uid_t 0, little-endian.
         message += Array(unit.description.utf8)
         let hash = SipHash24(key: Self.key).hash(message)
@@ -67,66 +69,5 @@ extension String {
         guard let first = self.firstIndex(where: { !isSpace($0) }), let last = self.lastIndex(where: { !isSpace($0) })
         else { return "" }
         return self[first...last]
-    }
-}
-
-/// SipHash-2-4 (Aumasson and Bernstein), 64-bit output, as systemd's `siphash24`.
-package struct SipHash24 {
-    private let k0: UInt64
-    private let k1: UInt64
-
-    package init(key: [UInt8]) {
-        precondition(key.count == 16)
-        self.k0 = Self.load(key, 0)
-        self.k1 = Self.load(key, 8)
-    }
-
-    package func hash(_ message: [UInt8]) -> UInt64 {
-        var v0: UInt64 = 0x736f_6d65_7073_6575 ^ self.k0
-        var v1: UInt64 = 0x646f_7261_6e64_6f6d ^ self.k1
-        var v2: UInt64 = 0x6c79_6765_6e65_7261 ^ self.k0
-        var v3: UInt64 = 0x7465_6462_7974_6573 ^ self.k1
-        func round() {
-            v0 &+= v1
-            v1 = v1.rotatedLeft(13) ^ v0
-            v0 = v0.rotatedLeft(32)
-            v2 &+= v3
-            v3 = v3.rotatedLeft(16) ^ v2
-            v0 &+= v3
-            v3 = v3.rotatedLeft(21) ^ v0
-            v2 &+= v1
-            v1 = v1.rotatedLeft(17) ^ v2
-            v2 = v2.rotatedLeft(32)
-        }
-        let whole = message.count / 8 * 8
-        for offset in stride(from: 0, to: whole, by: 8) {
-            let m = Self.load(message, offset)
-            v3 ^= m
-            round()
-            round()
-            v0 ^= m
-        }
-        var last = UInt64(truncatingIfNeeded: message.count) << 56
-        for (shift, byte) in message[whole...].enumerated() {
-            last |= UInt64(byte) << (8 * UInt64(shift))
-        }
-        v3 ^= last
-        round()
-        round()
-        v0 ^= last
-        v2 ^= 0xff
-        for _ in 0..<4 { round() }
-        return v0 ^ v1 ^ v2 ^ v3
-    }
-
-    /// Eight bytes at `offset`, little-endian.
-    private static func load(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
-        (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
-    }
-}
-
-extension UInt64 {
-    fileprivate func rotatedLeft(_ count: UInt64) -> UInt64 {
-        self << count | self >> (64 - count)
     }
 }

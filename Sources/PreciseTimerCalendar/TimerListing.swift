@@ -10,8 +10,9 @@ public struct TimerListing: Sendable, Hashable {
     public let next: WallClockInstant?
     /// How long until ``next`` (LEFT), from the wall clock when listed; `nil` with it.
     public let left: Duration?
-    /// When it last elapsed (LAST): for a unit, the later of its last run in this process and
-    /// its store's last trigger; `nil` for a plain timer (the service keeps no history).
+    /// When it last elapsed (LAST): for a unit, the occurrence (the schedule's instant, without
+    /// the random delay) it last ran in this process or its store's last trigger, whichever is
+    /// later; `nil` for a plain timer (the service keeps no history).
     public let last: WallClockInstant?
     /// How long ago ``last`` was (PASSED); `nil` with it.
     public let passed: Duration?

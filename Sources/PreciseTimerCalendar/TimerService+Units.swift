@@ -26,7 +26,9 @@ extension TimerService {
     /// systemd, the last two wait for a first run (pair them with `OnActiveSec=` or
     /// `OnBootSec=`), and `OnActiveSec=`, `OnBootSec=` and `OnStartupSec=` elapse once each; one
     /// that has already passed at this call elapses at once, since the unit has not triggered
-    /// yet. `AccuracySec=` is the carrier timer's ``/PreciseTimerCore/TimerOptions/tolerance``. `WakeSystem=`
+    /// yet, unless the store holds a last trigger for it (it triggered in an earlier life of the
+    /// process, or in another): then it is spent, as systemd disables it, and a restart does not
+    /// run it again. `AccuracySec=` is the carrier timer's ``/PreciseTimerCore/TimerOptions/tolerance``. `WakeSystem=`
     /// (on `PreciseTimer`) keeps a `CLOCK_BOOTTIME_ALARM` timerfd armed at the next elapse beside
     /// the unit's timer, so a suspended machine wakes for it; the unit runs when its timer fires
     /// after the resume.

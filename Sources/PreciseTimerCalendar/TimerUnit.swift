@@ -56,8 +56,10 @@ public struct TimerUnit: Sendable, Hashable, CustomStringConvertible {
     /// Default: zero (no delay).
     public var randomizedDelay: Duration = .zero
     /// `FixedRandomDelay=`: the random delay is the same at every elapse, stable for the
-    /// machine and the unit (systemd derives it from `/etc/machine-id` and the unit's name).
-    /// Default: false.
+    /// machine and the unit (derived, as systemd derives it, from `/etc/machine-id` and the
+    /// unit's name: here its ID). With a store shared by machines
+    /// (``TimerStateStore/isSharedAcrossMachines``), stable for the unit alone, so that a fleet
+    /// agrees on when each occurrence elapses. Default: false.
     public var fixedRandomDelay = false
     /// `Persistent=`: an `OnCalendar=` elapse missed while nothing ran is run once, when the
     /// timer starts. Default: false.

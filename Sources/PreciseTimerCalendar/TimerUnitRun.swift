@@ -1,5 +1,4 @@
 import PreciseTimerCore
-import Synchronization
 
 /// One unit scheduled with `schedule(unit:id:store:_:)`: its triggers, its history in this process,
 /// and the one timer that carries it.
@@ -18,7 +17,7 @@ import Synchronization
 /// the next elapse is planned from the clocks then: elapses that passed while the unit was busy
 /// are dropped and counted (``Tick/missed`` of the next call), never run back to back.
 ///
-/// **Ground rules.** `state` is the only mutable state, behind its mutex. The handler and the
+/// **Ground rules.** `state` is the only mutable state, behind its lock. The handler and the
 /// store are called outside it; the service's quick calls that move the carrier (`reschedule`,
 /// `pause`, the generation check) and the wake alarm are called under it, so that the phase and
 /// the carrier's deadline change together. That nests one way only: no service of this package
@@ -108,7 +107,9 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
     private let startedAt: Int64
     /// `FixedRandomDelay=`'s delay, when fixed.
     private let fixedDelay: Int64?
-    private let state = Mutex(State())
+    /// A `SemaphoreGuarded`, not a `Mutex`: ThreadSanitizer does not see the
+    /// futex a `Mutex` waits on on Linux, and reports its accesses as races.
+    private let state = SemaphoreGuarded(State())
     /// `WakeSystem=`'s alarm, armed at every elapse the carrier waits for.
     private let wakeAlarm: (any TimerWakeAlarm)?
 
@@ -146,10 +147,15 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
     }
 
     var nextElapse: WallClockInstant? {
-        self.state.withLock { state in
+        guard let service = self.service else { return nil }
+        let now = service.now.nanoseconds
+        let wall = service.wallClockNow
+        return self.state.withLock { state in
             guard case .waiting(let elapse) = state.phase else { return nil }
-            return WallClockInstant(
-                nanosecondsSinceEpoch: saturatingAdd(elapse.occurrence.nanosecondsSinceEpoch, elapse.delay))
+            // A calendar occurrence plus its delay; a monotonic elapse (or the catch-up) mapped
+            // to the wall clock now.
+            let left = saturatingSubtract(elapse.deadline(monotonic: now, wall: wall), now)
+            return WallClockInstant(nanosecondsSinceEpoch: saturatingAdd(wall.nanosecondsSinceEpoch, left))
         }
     }
 
@@ -204,8 +210,12 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         return handle
     }
 
-    /// Reads the store's last trigger; for a `Persistent=` unit, plans one catch-up of the latest
-    /// calendar occurrence missed since then (none without a stamp, as systemd).
+    /// Reads the store's last trigger. When there is one, the unit has triggered before (in an
+    /// earlier life of the process, or in another process): a one-time trigger (`OnBootSec=`,
+    /// `OnStartupSec=`) that passed before this start is spent, as systemd disables it for a timer
+    /// with a last trigger, so a restarted process does not run it again. For a `Persistent=`
+    /// unit, plans one catch-up of the latest calendar occurrence missed since then (none without
+    /// a stamp, as systemd).
     private func readStore(_ store: any TimerStateStore) async {
         let last: WallClockInstant?
         do {
@@ -223,14 +233,23 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         self.state.withLock { state in
             state.storeLast = last
             // Only while waiting: a run already under way is the start's one run.
-            guard self.unit.persistent, let last, case .waiting = state.phase else { return }
-            let missed = self.unit.onCalendar.compactMap { $0.occurrences(after: last, notAfter: wall)?.latest }.max()
-            guard let missed else { return }
-            // As systemd: a missed occurrence is moved to the start, then delayed as any other.
-            let elapse = Elapse(
-                occurrence: missed, monotonic: self.activatedAt, isCalendar: true, delay: self.randomDelay())
-            state.phase = .waiting(elapse)
-            self.move(to: elapse, handle: state.handle, service: service, monotonic: now, wall: wall)
+            guard let last, case .waiting(let first) = state.phase else { return }
+            var next: Elapse? = first
+            if let at = first.monotonic, !first.isCalendar, at <= self.activatedAt {
+                next = self.plan(&state, monotonic: now, wall: wall, initial: true, triggeredBefore: true)
+            }
+            if self.unit.persistent,
+                let missed = self.unit.onCalendar.compactMap({ $0.occurrences(after: last, notAfter: wall)?.latest })
+                    .max()
+            {
+                // As systemd: a missed occurrence is moved to the start, then delayed as any other.
+                next = Elapse(
+                    occurrence: missed, monotonic: self.activatedAt, isCalendar: true, delay: self.randomDelay())
+            }
+            state.phase = next.map(Phase.waiting) ?? .elapsed
+            guard Self.isCurrent(state.handle, self.id, service) else { return }
+            if next == nil { service.pause(self.id) }
+            self.move(to: next, handle: state.handle, service: service, monotonic: now, wall: wall)
         }
     }
 
@@ -387,9 +406,11 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
 
     /// The earliest next elapse over every trigger, counting into `state.missed` the elapses that
     /// passed while the unit was busy. `initial`: at the schedule call (one-time triggers already
-    /// passed elapse at once, as in systemd for a timer that has not triggered yet).
+    /// passed elapse at once, as in systemd for a timer that has not triggered yet, unless
+    /// `triggeredBefore`: the store knows a last trigger).
     private func plan(
-        _ state: inout State, monotonic now: Int64, wall: WallClockInstant, initial: Bool
+        _ state: inout State, monotonic now: Int64, wall: WallClockInstant, initial: Bool,
+        triggeredBefore: Bool = false
     ) -> Elapse? {
         var best: (at: Int64, elapse: Elapse)?
         func consider(_ elapse: Elapse) {
@@ -420,7 +441,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
         for (zero, spans) in oneTime {
             for span in spans {
                 let at = saturatingAdd(zero, span.unitNanoseconds)
-                if initial || at > now {
+                if (initial && !triggeredBefore) || at > now {
                     consider(monotonic(at))
                 } else if let last = state.lastMonotonic, at > last {
                     missed &+= 1

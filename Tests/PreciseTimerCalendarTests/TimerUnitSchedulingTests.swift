@@ -3,7 +3,6 @@ import Glibc
 import PreciseTimerCalendar
 import PreciseTimerCore
 import PreciseTimerTesting
-import Synchronization
 import Testing
 
 /// A fresh directory under /tmp, removed when the test ends.
@@ -28,7 +27,7 @@ private final class Runs: Sendable {
         var start: MonotonicInstant
         var end: MonotonicInstant?
     }
-    private let runs = Mutex<[Run]>([])
+    private let runs = SemaphoreGuarded<[Run]>([])
 
     var all: [Run] { self.runs.withLock { $0 } }
     var count: Int { self.runs.withLock { $0.count } }
@@ -102,9 +101,9 @@ private func wall(_ text: String) -> WallClockInstant {
 /// A store whose claims throw while `failing` is set; records every attempt.
 private final class FlakyStore: TimerStateStore {
     struct Failure: Error {}
-    let failing = Mutex(false)
-    private let calls = Mutex<[WallClockInstant]>([])
-    private let granted = Mutex<[WallClockInstant]>([])
+    let failing = SemaphoreGuarded(false)
+    private let calls = SemaphoreGuarded<[WallClockInstant]>([])
+    private let granted = SemaphoreGuarded<[WallClockInstant]>([])
     /// Occurrences refused (answered `false`) rather than claimed.
     let refuse: @Sendable (WallClockInstant) -> Bool
 
@@ -135,8 +134,8 @@ private struct FleetStore: TimerStateStore {
 
 /// A store whose claims wait until the test opens the gate, then grant everything.
 private final class GatedStore: TimerStateStore {
-    private let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
-    private let open = Mutex(false)
+    private let waiting = SemaphoreGuarded<[CheckedContinuation<Void, Never>]>([])
+    private let open = SemaphoreGuarded(false)
 
     var pending: Int { self.waiting.withLock { $0.count } }
 
@@ -231,6 +230,10 @@ struct TimerUnitSchedulingTests {
         }
         try first.schedule(unit: unit, id: "backup", store: store1, runs.handler(first))
         try second.schedule(unit: unit, id: "backup", store: store2, runs.handler(second))
+        await settle(first, "backup")
+        // The catch-up is due at once: NEXT is now, LAST the stamp's occurrence.
+        #expect(first.listTimers().first?.next == restart)
+        #expect(first.listTimers().first?.last == wall("2026-01-01T03:00:00Z"))
         for _ in 0..<3 {
             await settle(first, "backup")
             await settle(second, "backup")
@@ -633,6 +636,26 @@ struct TimerUnitSchedulingTests {
         let listing = timers.listTimers()
         #expect(listing.map(\.next) == [nil, nil])
         #expect(listing.allSatisfy { $0.last != nil })
+    }
+
+    @Test("OnBootSec= passed at a restart: spent when the store knows a last trigger, run at once when it does not")
+    func onBootAfterRestart() async throws {
+        let root = try ScratchDirectory()
+        let store = try DirectoryTimerStateStore(directory: root.path)
+        #expect(try await store.claim(wall("2025-12-31T23:00:00Z"), of: "warm"))
+        let unit = try TimerUnit("OnBootSec=10s\nOnCalendar=*-*-* 06:00:00\nAccuracySec=1us")
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let warm = Runs()
+        let cold = Runs()
+        try timers.schedule(unit: unit, id: "warm", store: store, warm.handler(timers))
+        try timers.schedule(unit: unit, id: "cold", store: store, cold.handler(timers))
+        await settle(timers, "warm", timers: 2)
+        await settle(timers, "cold", timers: 2)
+        try await driveExactly(timers, "warm", "cold", for: .seconds(60))
+        #expect(warm.count == 0, "the unit triggered before this start: OnBootSec= is spent")
+        #expect(cold.count == 1, "never triggered: OnBootSec= that passed elapses at once")
+        #expect(timers.listTimers().map(\.next) == [wall("2026-01-01T06:00:00Z"), wall("2026-01-01T06:00:00Z")])
     }
 
     @Test("listTimers: units and plain timers, sorted by NEXT, with LAST for units, printed as list-timers")

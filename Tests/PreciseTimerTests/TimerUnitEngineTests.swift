@@ -5,7 +5,6 @@ import PreciseTimerCalendar
 import PreciseTimerCore
 import PreciseTimerReference
 import PreciseTimerTesting
-import Synchronization
 import Testing
 
 /// `schedule(unit:)` on the real services: the same unit runs on libevent and Dispatch, never
@@ -21,8 +20,8 @@ struct TimerUnitEngineTests {
         defer { timers.shutdown() }
         let unit = try TimerUnit("OnActiveSec=50ms\nOnUnitInactiveSec=100ms\nAccuracySec=1ms")
         let (stream, continuation) = AsyncStream.makeStream(of: Tick.self)
-        let running = Mutex(0)
-        let overlapped = Mutex(false)
+        let running = SemaphoreGuarded(0)
+        let overlapped = SemaphoreGuarded(false)
         let handle = try timers.schedule(unit: unit, id: "unit") { tick in
             let already = running.withLock { count in
                 count += 1
@@ -93,7 +92,7 @@ struct TimerUnitEngineTests {
         logger.logLevel = .warning
         let timers = TestTimerService(instruments: TimerInstruments(logger: logger, metrics: nil, stallThreshold: nil))
         defer { timers.shutdown() }
-        let ran = Mutex(false)
+        let ran = SemaphoreGuarded(false)
         let unit = try TimerUnit("OnActiveSec=0\nAccuracySec=2s")
         try timers.schedule(unit: unit, id: "flaky", store: FailingStore()) { _ in ran.withLock { $0 = true } }
         // Retries sleep on virtual time: move it while the unit waits, until it gives up.

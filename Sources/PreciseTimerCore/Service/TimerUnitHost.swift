@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 
 /// A service that keeps the state of the systemd-style units scheduled on it (module
 /// `PreciseTimerCalendar`'s `schedule(unit:id:store:_:)`), so that `listTimers()` can read a unit's
@@ -26,59 +25,6 @@ package protocol TimerUnitHost: TimerService {
     ///   (`EPERM` without `CAP_WAKE_ALARM`), ``PreciseTimerError/Code/invalidConfiguration`` when
     ///   the service has none (the default).
     func makeWakeAlarm(for id: TimerID) throws(PreciseTimerError) -> any TimerWakeAlarm
-}
-
-/// `WakeSystem=`'s alarm: armed at a unit's next elapse beside the timer that runs it, on a clock
-/// that runs through suspend and wakes the machine (`CLOCK_BOOTTIME_ALARM`). It runs nothing: once
-/// the machine is awake, the unit's own timer (on the continuous clock) fires as for any elapse
-/// slept through.
-package protocol TimerWakeAlarm: AnyObject, Sendable {
-    /// Arms the alarm `delay` from now (`.zero` or less: as soon as possible), replacing the
-    /// previous arming.
-    func arm(after delay: Duration)
-    /// Disarms the alarm.
-    func disarm()
-}
-
-/// What a unit shows in a listing: its identity, and its own view of its next elapse and last run.
-package protocol TimerUnitRecord: AnyObject, Sendable {
-    /// The unit's timer.
-    var handle: TimerHandle { get }
-    /// The next elapse on the wall clock, random delay included; `nil` while the handler runs or
-    /// when no trigger elapses again.
-    var nextElapse: WallClockInstant? { get }
-    /// The last occurrence this process ran, or the store's last trigger, whichever is later.
-    var lastTrigger: WallClockInstant? { get }
-}
-
-/// The units of one service, held weakly by ID (see ``TimerUnitHost``).
-package final class TimerUnitTable: Sendable {
-    /// A weak reference to a unit's state.
-    private struct Entry {
-        weak var record: (any TimerUnitRecord)?
-    }
-
-    /// When the service was created: the zero of `OnStartupSec=`.
-    package let startedAt: MonotonicInstant
-    private let entries = Mutex<[TimerID: Entry]>([:])
-
-    package init(startedAt: MonotonicInstant) {
-        self.startedAt = startedAt
-    }
-
-    /// Records a unit's state under its ID, replacing whatever was there, and forgets the units
-    /// that have gone.
-    package func insert(_ record: any TimerUnitRecord) {
-        self.entries.withLock { entries in
-            entries = entries.filter { $0.value.record != nil }
-            entries[record.handle.id] = Entry(record: record)
-        }
-    }
-
-    /// The state of the unit under `id`, if it is still alive.
-    package func record(for id: TimerID) -> (any TimerUnitRecord)? {
-        self.entries.withLock { $0[id]?.record }
-    }
 }
 
 extension TimerCoreService {
