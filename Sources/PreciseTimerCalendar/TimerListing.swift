@@ -84,9 +84,10 @@ extension TimerService {
     ///
     /// A unit's NEXT is its planned elapse with its random delay, and its LAST the later of its
     /// last run here and its store's last trigger. A plain timer's NEXT is its
-    /// ``/PreciseTimerCore/TimerService/wallClockDeadline(of:)``, or its ``/PreciseTimerCore/TimerService/deadline(of:)`` mapped to the wall clock now; the
-    /// service keeps no history of plain timers, so their LAST is `nil`. A snapshot: timers may
-    /// fire or be cancelled while it is taken.
+    /// ``/PreciseTimerCore/TimerService/wallClockDeadline(of:)``, or its
+    /// ``/PreciseTimerCore/TimerService/deadline(of:)`` mapped to the wall clock now; the service
+    /// keeps no history of plain timers, so their LAST is `nil`. A snapshot: timers may fire or be
+    /// cancelled while it is taken.
     ///
     /// - Returns: One row per scheduled timer; print them with ``TimerListing/table(_:)``.
     public func listTimers() -> [TimerListing] {

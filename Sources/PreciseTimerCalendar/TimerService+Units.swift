@@ -28,14 +28,16 @@ extension TimerService {
     /// that has already passed at this call elapses at once, since the unit has not triggered
     /// yet, unless the store holds a last trigger for it (it triggered in an earlier life of the
     /// process, or in another): then it is spent, as systemd disables it, and a restart does not
-    /// run it again. `AccuracySec=` is the carrier timer's ``/PreciseTimerCore/TimerOptions/tolerance``. `WakeSystem=`
-    /// (on `PreciseTimer`) keeps a `CLOCK_BOOTTIME_ALARM` timerfd armed at the next elapse beside
-    /// the unit's timer, so a suspended machine wakes for it; the unit runs when its timer fires
-    /// after the resume.
-    /// `RandomizedDelaySec=` delays each elapse by a uniform random span in `[0, delay]`;
-    /// with `FixedRandomDelay=` that span is systemd's for the (machine, unit) pair (a SipHash of
-    /// `/etc/machine-id` and `id`), or for the unit alone when the store is shared by machines
-    /// (``TimerStateStore/isSharedAcrossMachines``).
+    /// run it again.
+    ///
+    /// **Settings.** `AccuracySec=` is the carrier timer's
+    /// ``/PreciseTimerCore/TimerOptions/tolerance``. `RandomizedDelaySec=` delays each elapse by
+    /// a uniform random span in `[0, delay]`; with `FixedRandomDelay=` that span is systemd's for
+    /// the (machine, unit) pair (a SipHash of `/etc/machine-id` and `id`), or for the unit alone
+    /// when the store is shared by machines (``TimerStateStore/isSharedAcrossMachines``).
+    /// `WakeSystem=` (on `PreciseTimer`) keeps a `CLOCK_BOOTTIME_ALARM` timerfd armed at the next
+    /// elapse beside the unit's timer, so a suspended machine wakes for it; the unit runs when its
+    /// timer fires after the resume.
     ///
     /// **Runs.** The handler runs as a task, after the store (if any) has said this process runs
     /// the occurrence (``TimerStateStore/claim(_:of:)`` with the schedule's instant, not the time
@@ -43,10 +45,14 @@ extension TimerService {
     /// asked again (backoff from 100 ms) for `AccuracySec=` (at least 1 s), then the occurrence
     /// is logged and counted as missed, and never run. A unit never overlaps itself: an elapse
     /// that comes while its handler runs is dropped and counted in the next call's
-    /// ``/PreciseTimerCore/Tick/missed``, and the next run is the next elapse after the handler returns, never a
-    /// catch-up right behind it. A tick's ``/PreciseTimerCore/Tick/wallClockDeadline`` is the calendar occurrence it
-    /// answers (`nil` for the monotonic triggers), ``/PreciseTimerCore/Tick/scheduledAt`` its elapse with the random
-    /// delay.
+    /// ``/PreciseTimerCore/Tick/missed``, and the next run is the next elapse after the handler
+    /// returns, never a catch-up right behind it. A tick's
+    /// ``/PreciseTimerCore/Tick/wallClockDeadline`` is the calendar occurrence it answers (`nil`
+    /// for the monotonic triggers), ``/PreciseTimerCore/Tick/scheduledAt`` its elapse with the
+    /// random delay. The occurrence of a monotonic trigger is its elapse on the wall clock as
+    /// this process maps it, so processes sharing a store agree exactly only on calendar
+    /// occurrences; and as a store refuses occurrences that are not after its last trigger, a
+    /// wall clock stepped back holds a monotonic trigger's runs until it passes that trigger.
     ///
     /// **Persistent=.** With a store, the unit reads its last trigger when scheduled; when an
     /// `OnCalendar=` occurrence passed after it, one catch-up runs at start (after the random
@@ -69,16 +75,21 @@ extension TimerService {
     ///     elapse.
     ///   - handler: Runs at every elapse this process claims, as a task.
     /// - Returns: The handle of the timer that carries the unit.
-    /// - Throws: ``/PreciseTimerCore/PreciseTimerError``: ``/PreciseTimerCore/PreciseTimerError/Code/invalidSchedule`` for a unit
-    ///   without any trigger; ``/PreciseTimerCore/PreciseTimerError/Code/invalidDelay`` for a negative span;
-    ///   ``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration`` for `Persistent=` without a store (there
-    ///   is nowhere to read a last trigger from) and for `WakeSystem=` on a service without an
-    ///   alarm clock (`DispatchReferenceTimer`, a conformer of your own);
-    ///   ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` naming `timerfd_create` when the system refuses
-    ///   `PreciseTimer` the alarm clock (`errno` `EPERM`: the process lacks `CAP_WAKE_ALARM`);
-    ///   and what ``/PreciseTimerCore/TimerService/scheduleTimer(_:id:options:_:)`` throws (``/PreciseTimerCore/PreciseTimerError/Code/emptyID``,
-    ///   ``/PreciseTimerCore/PreciseTimerError/Code/duplicateID``, ``/PreciseTimerCore/PreciseTimerError/Code/shutDown``). Nothing
-    ///   is scheduled then.
+    /// - Throws: ``/PreciseTimerCore/PreciseTimerError``, and nothing is scheduled then:
+    ///   - ``/PreciseTimerCore/PreciseTimerError/Code/invalidSchedule`` for a unit without any
+    ///     trigger;
+    ///   - ``/PreciseTimerCore/PreciseTimerError/Code/invalidDelay`` for a negative span;
+    ///   - ``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration`` for `Persistent=`
+    ///     without a store (there is nowhere to read a last trigger from), and for `WakeSystem=`
+    ///     on a service without an alarm clock (`DispatchReferenceTimer`, a conformer of your
+    ///     own);
+    ///   - ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` naming `timerfd_create` when
+    ///     the system refuses `PreciseTimer` the alarm clock (`errno` `EPERM`: the process lacks
+    ///     `CAP_WAKE_ALARM`);
+    ///   - what ``/PreciseTimerCore/TimerService/scheduleTimer(_:id:options:_:)`` throws
+    ///     (``/PreciseTimerCore/PreciseTimerError/Code/emptyID``,
+    ///     ``/PreciseTimerCore/PreciseTimerError/Code/duplicateID``,
+    ///     ``/PreciseTimerCore/PreciseTimerError/Code/shutDown``).
     @discardableResult
     public func schedule(
         unit: TimerUnit, id: TimerID, store: (any TimerStateStore)? = nil,

@@ -343,6 +343,8 @@ struct TimerUnitSchedulingTests {
         #expect(try await planned("other", machine: machineA) != measured[0])
         #expect(try await planned("report", machine: machineB) != measured[0])
         // A fleet's store: the same delay on every machine, still per unit.
+        let root = try ScratchDirectory()
+        #expect(try DirectoryTimerStateStore(directory: root.path).isSharedAcrossMachines == false)
         let fleetA = try await planned("report", machine: machineA, store: FleetStore())
         let fleetB = try await planned("report", machine: machineB, store: FleetStore())
         #expect(fleetA == fleetB)
