@@ -30,8 +30,8 @@ struct ExampleCronTests {
                 runner, ["--units", directory + "/units", "--state", directory + "/state"],
                 signal: SIGTERM, after: .milliseconds(3_500), output: directory + "/stdout.txt")
         }
-        #expect(run == .exited(0))
         let output = (try? CronRun.read(directory + "/stdout.txt")) ?? ""
+        #expect(run == .exited(0), "\(output)")
         #expect(output.contains("NEXT"), "no list-timers table:\n\(output)")
         #expect(output.contains("every.timer"), "no list-timers table:\n\(output)")
         #expect(output.contains("\necho: hello  world it's\n"), "no output of echo.service:\n\(output)")
@@ -87,7 +87,7 @@ struct ExampleCronTests {
         let doubles = seen.filter { $0.value > 1 }.keys.sorted()
         #expect(doubles.isEmpty, "occurrences run twice (ns since the epoch): \(doubles)")
         let many = catchUps.filter { $0.value > 1 }
-        #expect(many.isEmpty, "starts with more than one catch-up (pid: count): \(many)")
+        #expect(many.isEmpty, "starts with more than one catch-up (pid@start: count): \(many)")
         // Not vacuous: with up to 0.7 s down between a kill and the next start, nearly every
         // start finds a missed second (6 of the 7 starts that ran, in a sample run).
         #expect(!catchUps.isEmpty, "no start caught up in \(restarts) restarts:\n\(output)")

@@ -46,7 +46,7 @@ struct CronCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Append '<unit> <occurrence-ns> <pid> <catch-up 0/1>' to this file before each run (O_APPEND).",
+            "Append '<unit> <occurrence-ns> <pid>@<start-ns> <catch-up 0/1>' to this file before each run (O_APPEND).",
             visibility: .hidden))
     var runLog: String?
 
@@ -54,7 +54,8 @@ struct CronCommand: AsyncParsableCommand {
         help: """
             Test mode: run a '*:*:0/1' Persistent=true unit in a child runner, kill it with SIGKILL \
             at a random moment, this many times, and check from the run log that no occurrence \
-            ran twice and no start ran more than one catch-up. Exits 1 if either happened.
+            ran twice, no start ran more than one catch-up, and every run had its occurrence. Exits 1 \
+            otherwise.
             """)
     var restartLoop: Int?
 

@@ -25,21 +25,28 @@ final class Output: Sendable {
 /// The `--run-log` file: one line per run, appended with `O_APPEND` before the command starts,
 /// so a runner killed at any moment leaves whole lines of every run it began.
 ///
-/// Line: `<unit> <occurrence ns since the epoch, or -> <pid> <catch-up: 1 or 0>`.
+/// Line: `<unit> <occurrence ns since the epoch, or -> <start> <catch-up: 1 or 0>`, where
+/// `<start>` names this start of the runner: `<pid>@<wall-clock ns when the log was opened>` (a
+/// pid alone is reused: a restart loop of a few hundred runners on a busy machine met its own
+/// pids again).
 final class RunLog: Sendable {
     private let descriptor: Int32
+    private let start: String
 
     init(path: String) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Errno(errno) }
         self.descriptor = descriptor
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        self.start = "\(getpid())@\(Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))"
     }
 
     deinit { close(self.descriptor) }
 
     /// Appends one record; one `write(2)` of the whole line, which `O_APPEND` keeps whole.
     func record(unit: String, occurrence: WallClockNanoseconds?, catchUp: Bool) {
-        let line = "\(unit) \(occurrence.map(String.init) ?? "-") \(getpid()) \(catchUp ? 1 : 0)\n"
+        let line = "\(unit) \(occurrence.map(String.init) ?? "-") \(self.start) \(catchUp ? 1 : 0)\n"
         _ = line.utf8CString.withUnsafeBufferPointer { write(self.descriptor, $0.baseAddress!, $0.count - 1) }
     }
 }

@@ -118,12 +118,12 @@ struct RestartLoop {
         return passed
     }
 
-    /// The figures of a run log (`<unit> <occurrence-ns> <pid> <catch-up>` lines).
+    /// The figures of a run log (`<unit> <occurrence-ns> <pid>@<start-ns> <catch-up>` lines).
     static func check(_ log: String) -> Figures {
         var figures = Figures()
         var seen: [Int64: Int] = [:]
         var catchUps: [Substring: Int] = [:]
-        var pids: Set<Substring> = []
+        var starts: Set<Substring> = []
         for line in log.split(separator: "\n") {
             let fields = line.split(separator: " ")
             guard fields.count == 4, let occurrence = Int64(fields[1]) else {
@@ -132,14 +132,14 @@ struct RestartLoop {
             }
             figures.runs += 1
             seen[occurrence, default: 0] += 1
-            pids.insert(fields[2])
+            starts.insert(fields[2])
             if fields[3] == "1" { catchUps[fields[2], default: 0] += 1 }
         }
         figures.occurrences = seen.count
         figures.doubles = seen.values.filter { $0 > 1 }.count
         figures.catchUps = catchUps.values.reduce(0, +)
         figures.maxCatchUpsPerStart = catchUps.values.max() ?? 0
-        figures.startsThatRan = pids.count
+        figures.startsThatRan = starts.count
         figures.startsWithCatchUp = catchUps.count
         if let first = seen.keys.min(), let last = seen.keys.max() {
             figures.notRun = Int((last - first) / 1_000_000_000) + 1 - seen.count
