@@ -666,6 +666,19 @@ struct TimerUnitSchedulingTests {
         #expect(timers.listTimers().map(\.next) == [wall("2026-01-01T06:00:00Z"), wall("2026-01-01T06:00:00Z")])
     }
 
+    @Test("the unit table forgets cancelled units: 1 000 scheduled and cancelled leave fewer than 130 entries")
+    func unitTableSweeps() throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let unit = try TimerUnit("OnCalendar=daily")
+        for index in 0..<1_000 {
+            let handle = try timers.schedule(unit: unit, id: TimerID("unit-\(index)")) { _ in }
+            timers.cancel(handle)
+        }
+        #expect(timers.units.entryCount < 130)
+        #expect(timers.scheduledCount == 0)
+    }
+
     @Test("listTimers: units and plain timers, sorted by NEXT, with LAST for units, printed as list-timers")
     func listing() async throws {
         let timers = TestTimerService()
