@@ -104,6 +104,11 @@ public struct PostgresTimerStateStore: TimerStateStore {
         self.statements = Statements(table: try TableName(table))
     }
 
+    /// `true`: the replicas of a fleet, on any machines, share the table, so a unit with
+    /// `FixedRandomDelay=` gets one delay for the unit alone, the same on every replica, and every
+    /// replica names the same occurrences (see ``/PreciseTimerCalendar/TimerUnit/fixedRandomDelay``).
+    public var isSharedAcrossMachines: Bool { true }
+
     /// Creates the table if it is missing.
     ///
     /// Idempotent, and safe when every replica calls it at the same moment: the `CREATE TABLE IF NOT
