@@ -71,16 +71,21 @@ import PreciseTimerCore
 /// ``/PreciseTimerCore/PreciseTimerError/Code/systemFailure`` when the database call fails (no
 /// connection, a server error, the calling task cancelled): `function` names the call
 /// (`PostgresClient.query`), `value` the table, and `detail` PostgresNIO's error code with, for a
-/// server error, the SQLSTATE and the server's message.
+/// server error, the SQLSTATE and the server's message;
+/// ``/PreciseTimerCore/PreciseTimerError/Code/timedOut`` when the database did not answer within
+/// the store's `timeout`.
 ///
 /// - Important: The `PostgresClient` must be running (its `run()` in a task, or in a
 ///   `ServiceGroup`) for as long as the store is used; calls wait for a connection until then. While
 ///   the database is unreachable, PostgresNIO keeps a call waiting for a connection (up to a minute,
-///   its circuit breaker) before it fails: the calls observe task cancellation, so bound a claim by
-///   the occurrence's accuracy (e.g. `withTimeout`) rather than let it wait.
+///   its circuit breaker) before it fails: the store bounds every call by its `timeout` instead, and
+///   the calls also observe task cancellation.
 public struct PostgresTimerStateStore: TimerStateStore {
-    /// The table, as given to ``init(client:table:)``: a table name, optionally qualified by a schema.
+    /// The table, as given to ``init(client:table:timeout:)``: a table name, optionally qualified by a schema.
     public let table: String
+
+    /// The longest a call waits for the database (see ``init(client:table:timeout:)``).
+    public let timeout: Duration
 
     private let client: PostgresClient
     private let statements: Statements
@@ -95,11 +100,23 @@ public struct PostgresTimerStateStore: TimerStateStore {
     ///   - table: The table's name: lowercase ASCII letters, digits and `_`, not starting with a digit,
     ///     at most 63 bytes (PostgreSQL's identifier limit), optionally `schema.table` with a schema
     ///     named alike. Names are matched exactly, never interpolated unchecked into SQL.
+    ///   - timeout: The longest a call waits for the database before it throws
+    ///     ``/PreciseTimerCore/PreciseTimerError/Code/timedOut`` (the query is cancelled). While the
+    ///     database is unreachable PostgresNIO would keep a call waiting for a connection for up to a
+    ///     minute; bounded, a unit's claim fails fast and is retried within the occurrence's
+    ///     `AccuracySec=`, and the next occurrence is not held back. Default: 5 seconds.
     /// - Throws: ``/PreciseTimerCore/PreciseTimerError`` with code
     ///   ``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration`` when `table` is not such a
-    ///   name (`value` holds it, `detail` says what is wrong).
-    public init(client: PostgresClient, table: String = "precise_timer_runs") throws(PreciseTimerError) {
+    ///   name (`value` holds it, `detail` says what is wrong), or `timeout` is not positive.
+    public init(
+        client: PostgresClient, table: String = "precise_timer_runs", timeout: Duration = .seconds(5)
+    ) throws(PreciseTimerError) {
+        guard timeout > .zero else {
+            throw PreciseTimerError(
+                .invalidConfiguration, id: nil, value: "\(timeout)", detail: "the timeout must be positive")
+        }
         self.table = table
+        self.timeout = timeout
         self.client = client
         self.statements = Statements(table: try TableName(table))
     }
@@ -202,11 +219,29 @@ public struct PostgresTimerStateStore: TimerStateStore {
     }
 
     /// Runs one statement and reads every row it returns, which also waits for its end.
+    /// Runs `query`, for at most ``timeout``: the query races a sleep, and the loser is cancelled.
     private func run(_ query: PostgresQuery, id: TimerID?) async throws(PreciseTimerError) -> [PostgresRow] {
+        let client = self.client
+        let timeout = self.timeout
         do {
-            return try await self.client.query(query).collect()
+            return try await withThrowingTaskGroup(of: [PostgresRow]?.self) { group in
+                group.addTask { try await client.query(query).collect() }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let rows = try await group.next() ?? nil else { throw TimedOut() }
+                return rows
+            }
+        } catch is TimedOut {
+            throw PreciseTimerError(
+                .timedOut, id: id, value: self.table, function: "PostgresClient.query",
+                detail: "no answer within \(timeout)")
         } catch {
             throw Self.failure(error, id: id, table: self.table)
         }
     }
+
+    private struct TimedOut: Error {}
 }

@@ -170,6 +170,23 @@ struct PostgresTimerStateStoreTests {
         }
     }
 
+    @Test func aDatabaseThatIsDownTimesOutWithinTheStoresTimeout() async throws {
+        let port = try #require(Self.unusedPort())
+        try await PostgresServer.withClient(port: port) { client in
+            let store = try PostgresTimerStateStore(client: client, timeout: .milliseconds(500))
+            let start = ContinuousClock.now
+            let thrown = await #expect(throws: PreciseTimerError.self) {
+                try await store.claim(WallClockInstant(nanosecondsSinceEpoch: 1), of: "unit")
+            }
+            // PostgresNIO alone waits about a minute for a connection; generous for a loaded machine.
+            #expect(ContinuousClock.now - start < .seconds(20))
+            #expect(thrown?.code == .timedOut)
+            #expect(thrown?.id == "unit")
+            #expect(thrown?.value == "precise_timer_runs")
+            #expect(throws: PreciseTimerError.self) { try PostgresTimerStateStore(client: client, timeout: .zero) }
+        }
+    }
+
     /// A loopback port that was free a moment ago.
     static func unusedPort() -> Int? {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
