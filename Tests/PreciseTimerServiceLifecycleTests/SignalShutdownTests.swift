@@ -156,25 +156,13 @@ struct ProbeRun: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], STDOUT_FILENO)
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
-        // The child starts as a supervisor would start it: no signal blocked (this thread, born
-        // of Dispatch's pool, blocks them all) and SIGTERM and SIGINT at their default action.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGTERM)
-        sigaddset(&defaults, SIGINT)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), nil]
         defer { argv.forEach { free($0) } }
-        let spawned = childEnvironment.withPointers { posix_spawn(&pid, path, &actions, &attributes, argv, $0) }
+        let spawned = withSupervisorSpawnAttributes { attributes in
+            childEnvironment.withPointers { posix_spawn(&pid, path, &actions, &attributes, argv, $0) }
+        }
         close(pipeEnds[1])
         guard spawned == 0 else {
             return ProbeRun(delay: delay, outcome: .notStarted("posix_spawn: \(spawned)"))
