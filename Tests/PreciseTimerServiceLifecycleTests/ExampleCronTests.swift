@@ -47,17 +47,19 @@ struct ExampleCronTests {
     }
 
     @Test(
-        "issue 24: SIGKILL at random moments, 20 restarts (8 under a sanitizer): no occurrence runs twice, one catch-up per start at most"
-    )
+        "issue 24: SIGKILL at random moments, 20 restarts: no occurrence runs twice, one catch-up per start at most",
+        .disabled(
+            if: Sanitizers.anyIsActive,
+            """
+            a SIGKILLed child reports nothing to its sanitizer, and restarting instrumented runners back to back             for half a minute starved the rest of the suite (a 100 ms grace period took 61 s); the plain run has it
+            """))
     func restartLoop() async throws {
         let runner = try #require(CronRun.executable(), "example-cron is not built beside the tests")
         let directory = try CronRun.temporaryDirectory()
         defer { CronRun.remove(directory) }
         let log = directory + "/runs.log"
-        // An instrumented runner takes far longer to start: fewer restarts, each given longer, so
-        // that most children live to run something.
-        let restarts = Sanitizers.anyIsActive ? 8 : 20
-        let maxRun = Sanitizers.anyIsActive ? "3s" : "1500ms"
+        let restarts = 20
+        let maxRun = "1500ms"
         let run = await CronRun.blocking {
             CronRun.run(
                 runner,
