@@ -7,8 +7,12 @@ import Testing
 @Suite("example-cron, the job runner", .timeLimit(.minutes(3)))
 struct ExampleCronTests {
     @Test(
-        "a *:*:0/1 Persistent=true unit runs every second for 3 s, each second once; a .service ExecStart= runs, its output prefixed; SIGTERM exits 0"
-    )
+        "a *:*:0/1 Persistent=true unit runs every second for 3 s, each second once; a .service ExecStart= runs, its output prefixed; SIGTERM exits 0",
+        .disabled(
+            if: Sanitizers.threadSanitizerIsActive,
+            """
+            the example keeps its state in Synchronization.Mutex, whose futex ThreadSanitizer does not see on Linux:             the instrumented runner reports races that are not there and exits 66; AddressSanitizer runs it
+            """))
     func runsEverySecondAndStops() async throws {
         let runner = try #require(CronRun.executable(), "example-cron is not built beside the tests")
         let directory = try CronRun.temporaryDirectory()
