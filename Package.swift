@@ -132,6 +132,9 @@ let package = Package(
                 "PreciseTimer",
                 "PreciseTimerCalendar",
                 "PreciseTimerServiceLifecycle",
+                // --postgres URL: a fleet member; makes `swift run example-cron` build postgres-nio.
+                "PreciseTimerPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -230,6 +233,8 @@ let package = Package(
             name: "PreciseTimerPostgresTests",
             dependencies: [
                 "PreciseTimerPostgres", "PreciseTimerCalendar", "PreciseTimerCore",
+                // Not linked for its code: built so the fleet test can spawn its replicas.
+                "example-cron",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

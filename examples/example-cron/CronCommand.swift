@@ -37,6 +37,15 @@ struct CronCommand: AsyncParsableCommand {
     var state: String?
 
     @Option(
+        help: """
+            Run as one replica of a fleet: claim each occurrence in PostgreSQL             (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, no TLS) instead of --state;             exactly one replica runs it.
+            """)
+    var postgres: String?
+
+    @Option(help: "With --postgres: the table of the claims (created if missing).")
+    var postgresTable: String = "precise_timer_runs"
+
+    @Option(
         help: "Print the list-timers table this often too. (default: at start and on SIGUSR1 only)",
         transform: parseSpan)
     var listEvery: Duration?
@@ -75,8 +84,8 @@ struct CronCommand: AsyncParsableCommand {
             guard restarts > 0 else { throw ValidationError("--restart-loop must be at least 1") }
             guard self.restartMaxRun > .zero else { throw ValidationError("--restart-max-run must be positive") }
         } else {
-            guard self.units != nil, self.state != nil else {
-                throw ValidationError("--units and --state are required")
+            guard self.units != nil, self.state != nil || self.postgres != nil else {
+                throw ValidationError("--units and --state (or --postgres) are required")
             }
         }
         guard Logger.Level(rawValue: self.logLevel) != nil else {
@@ -107,7 +116,7 @@ struct CronCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "example-cron")
-        guard let units = self.units, let state = self.state else { throw ExitCode(2) }
+        guard let units = self.units else { throw ExitCode(2) }
 
         let jobs: [Job]
         do {
@@ -116,7 +125,19 @@ struct CronCommand: AsyncParsableCommand {
             logger.error("cannot load the units", metadata: ["units": "\(units)", "error": "\(error)"])
             throw ExitCode(1)
         }
-        let store = try DirectoryTimerStateStore(directory: state)
+        if let url = self.postgres {
+            try await Fleet.withStore(url: url, table: self.postgresTable, logger: logger) { store in
+                try await self.run(jobs, units: units, store: store, described: "postgres \(store.table)", logger)
+            }
+        } else if let state = self.state {
+            let store = try DirectoryTimerStateStore(directory: state)
+            try await self.run(jobs, units: units, store: store, described: store.directory, logger)
+        }
+    }
+
+    private func run(
+        _ jobs: [Job], units: String, store: any TimerStateStore, described: String, _ logger: Logger
+    ) async throws {
         let timers = try PreciseTimer(
             configuration: .init(threadName: "cron", logger: Logger(label: "example-cron.timers")))
         let output = Output()
@@ -129,7 +150,7 @@ struct CronCommand: AsyncParsableCommand {
                 metadata: ["unit": "\(job.name).timer", "ignored": "\(job.unit.ignored.joined(separator: ", "))"])
         }
         logger.info(
-            "started", metadata: ["units": "\(jobs.count)", "directory": "\(units)", "state": "\(store.directory)"])
+            "started", metadata: ["units": "\(jobs.count)", "directory": "\(units)", "state": "\(described)"])
 
         // The timers first: a ServiceGroup stops its services in reverse order, so the runner
         // stops (and waits for its jobs) while the timers still run.

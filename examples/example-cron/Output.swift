@@ -25,7 +25,8 @@ final class Output: Sendable {
 /// The `--run-log` file: one line per run, appended with `O_APPEND` before the command starts,
 /// so a runner killed at any moment leaves whole lines of every run it began.
 ///
-/// Line: `<unit> <occurrence ns since the epoch, or -> <pid> <catch-up: 1 or 0>`.
+/// Line: `<unit> <occurrence ns since the epoch, or -> <pid> <catch-up: 1 or 0> <now, ns since the
+/// epoch>`; the last field, the wall clock as the run starts, gives how late the run began.
 final class RunLog: Sendable {
     private let descriptor: Int32
 
@@ -39,7 +40,10 @@ final class RunLog: Sendable {
 
     /// Appends one record; one `write(2)` of the whole line, which `O_APPEND` keeps whole.
     func record(unit: String, occurrence: WallClockNanoseconds?, catchUp: Bool) {
-        let line = "\(unit) \(occurrence.map(String.init) ?? "-") \(getpid()) \(catchUp ? 1 : 0)\n"
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let started = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        let line = "\(unit) \(occurrence.map(String.init) ?? "-") \(getpid()) \(catchUp ? 1 : 0) \(started)\n"
         _ = line.utf8CString.withUnsafeBufferPointer { write(self.descriptor, $0.baseAddress!, $0.count - 1) }
     }
 }
