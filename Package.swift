@@ -232,7 +232,7 @@ let package = Package(
         .testTarget(
             name: "PreciseTimerPostgresTests",
             dependencies: [
-                "PreciseTimerPostgres", "PreciseTimerCalendar", "PreciseTimerCore",
+                "PreciseTimerPostgres", "PreciseTimerCalendar", "PreciseTimerCore", "PreciseTimerTesting",
                 // Not linked for its code: built so the fleet test can spawn its replicas.
                 "example-cron",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
