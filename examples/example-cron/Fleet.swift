@@ -57,7 +57,9 @@ enum Fleet {
             }
             port = given
         }
-        let database = hostAndDatabase.count == 2 ? hostAndDatabase[1].split(separator: "?").first.map(String.init) : nil
+        // The path is the database; a query string (`?sslmode=…`) is not read.
+        let path = hostAndDatabase.count == 2 ? hostAndDatabase[1] : ""
+        let database = path.split(separator: "?").first.map(String.init)
         return PostgresClient.Configuration(
             host: hostAndPort[0], port: port, username: userAndPassword[0],
             password: userAndPassword.count == 2 ? userAndPassword[1] : nil, database: database, tls: .disable)
