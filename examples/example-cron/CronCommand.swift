@@ -23,7 +23,8 @@ struct CronCommand: AsyncParsableCommand {
             its occurrence, exit status and duration. The last trigger of every unit is kept in \
             --state (one stamp file per unit), so Persistent=true runs one catch-up for an \
             occurrence missed while the runner was down, and two runners sharing --state never \
-            run one occurrence twice. The list-timers table is printed at start, on SIGUSR1 and \
+            run one occurrence twice. With --postgres instead, every occurrence is claimed in one \
+            PostgreSQL table and exactly one runner of a fleet runs it. The list-timers table is printed at start, on SIGUSR1 and \
             every --list-every. SIGTERM or SIGINT stops scheduling, waits --grace for running \
             jobs, then sends them SIGTERM (SIGKILL a second later), and exits 0. Spans: systemd's \
             syntax (30s, 5min, 1h 30min).
@@ -55,7 +56,7 @@ struct CronCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Append '<unit> <occurrence-ns> <pid> <catch-up 0/1>' to this file before each run (O_APPEND).",
+            "Append '<unit> <occurrence-ns> <pid> <catch-up 0/1> <start-ns>' to this file before each run (O_APPEND).",
             visibility: .hidden))
     var runLog: String?
 
