@@ -127,8 +127,9 @@ struct CronCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         if let url = self.postgres {
-            try await Fleet.withStore(url: url, table: self.postgresTable, logger: logger) { store in
-                try await self.run(jobs, units: units, store: store, described: "postgres \(store.table)", logger)
+            let table = self.postgresTable
+            try await Fleet.withStore(url: url, table: table, logger: logger) { store in
+                try await self.run(jobs, units: units, store: store, described: "postgres \(table)", logger)
             }
         } else if let state = self.state {
             let store = try DirectoryTimerStateStore(directory: state)
