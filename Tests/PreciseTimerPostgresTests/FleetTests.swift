@@ -24,7 +24,6 @@ struct FleetTests {
         for run in 1...max(1, runs) {
             let table = PostgresServer.freshTable("fleet")
             let directory = try FleetScenario.temporaryDirectory()
-            defer { FleetScenario.remove(directory) }
             let timeline = try await FleetScenario.blocking {
                 try FleetScenario.scenario(runner: runner, directory: directory, table: table, killPhase: killPhase)
             }
@@ -39,6 +38,8 @@ struct FleetTests {
             let figures = FleetScenario.check(log: log, claimed: claimed, timeline: timeline)
             print("fleet run \(run)/\(runs): \(figures.summary)")
             for problem in figures.problems { Issue.record("run \(run): \(problem)") }
+            // Kept when a check failed: the run log and each replica's output.
+            if figures.problems.isEmpty { FleetScenario.remove(directory) } else { print("kept \(directory)") }
             #expect(figures.doubles == 0, "run \(run): occurrences run twice")
             #expect(figures.lost == 0, "run \(run): occurrences lost while a replica was up")
             #expect(figures.catchUpsAfterFullStop == 1, "run \(run): catch-ups after the full stop")

@@ -33,7 +33,7 @@ enum FleetScenario {
         guard let url = Self.environment("PRECISE_TIMER_POSTGRES_URL") else { throw ScenarioError(EINVAL) }
         let arguments = [
             "--units", directory + "/units", "--postgres", url, "--postgres-table", table,
-            "--run-log", directory + "/runs.log", "--log-level", "warning",
+            "--run-log", directory + "/runs.log", "--log-level", "notice",
         ]
         var timeline = Timeline()
         var live: [Int] = []  // Indexes into timeline.replicas, one per slot.
@@ -207,6 +207,14 @@ enum FleetScenario {
                     } else {
                         figures.lost += 1
                         missing.append(occurrence)
+                        figures.problems.append(
+                            "lost \(occurrence / Self.second): claimed=\(claimed.contains(occurrence)) "
+                                + "replicas (spawned, ready, killed - occurrence, ms): "
+                                + timeline.replicas.map { replica in
+                                    "\(replica.pid):\((replica.spawned - occurrence) / 1_000_000),"
+                                        + "\(((replica.ready ?? 0) - occurrence) / 1_000_000),"
+                                        + "\(((replica.killed ?? 0) - occurrence) / 1_000_000)"
+                                }.joined(separator: " "))
                     }
                 }
             }
