@@ -106,6 +106,12 @@ enum FleetScenario {
         /// claim and its run (at most once: it is not handed to another replica), so a kill fell
         /// within a second after the occurrence.
         var lostToAKillInsideTheClaim = 0
+        /// Required seconds no replica claimed because every replica was still waiting for the
+        /// claim of an earlier second (a unit never overlaps itself, its claim included; the
+        /// losers' inserts wait on the winner's uncommitted row): a run of an earlier occurrence
+        /// started after this second. A database stall (an fsync on a loaded disk) does this;
+        /// reported, not failed.
+        var droppedBehindASlowClaim = 0
         var catchUpsAfterFullStop = 0
         /// Catch-ups a restarted replica ran while others were up: an occurrence it claimed at its
         /// start just before the others did (allowed: it still ran once).
@@ -120,6 +126,7 @@ enum FleetScenario {
             self.doubles += other.doubles
             self.lost += other.lost
             self.lostToAKillInsideTheClaim += other.lostToAKillInsideTheClaim
+            self.droppedBehindASlowClaim += other.droppedBehindASlowClaim
             self.catchUpsAfterFullStop += other.catchUpsAfterFullStop
             self.catchUpsWhileOthersRan += other.catchUpsWhileOthersRan
             self.lateness += other.lateness
@@ -135,6 +142,7 @@ enum FleetScenario {
             }
             return "runs=\(self.runs) required=\(self.required) doubles=\(self.doubles) lost=\(self.lost) "
                 + "lost-to-a-kill-inside-the-claim=\(self.lostToAKillInsideTheClaim) "
+                + "dropped-behind-a-slow-claim=\(self.droppedBehindASlowClaim) "
                 + "catch-ups-after-full-stop=\(self.catchUpsAfterFullStop) "
                 + "catch-ups-while-others-ran=\(self.catchUpsWhileOthersRan) "
                 + "start-minus-occurrence p50=\(percentile(0.5)) p99=\(percentile(0.99)) "
@@ -144,7 +152,9 @@ enum FleetScenario {
 
     /// The checks: no occurrence run twice; every second some replica was up for (ready at the
     /// occurrence, killed no sooner than a second after it) claimed, and run unless a kill fell
-    /// inside its claim; after the full stop exactly one catch-up, of the latest missed second.
+    /// inside its claim (or, unclaimed, dropped while every replica still waited for an earlier
+    /// claim: see `droppedBehindASlowClaim`); after the full stop exactly one catch-up, of the
+    /// latest missed second.
     ///
     /// The catch-up after the full stop is recognised by its occurrence, not by example-cron's
     /// `catch-up` mark (an occurrence before the runner's start, which a second boundary between
@@ -202,8 +212,13 @@ enum FleetScenario {
                         guard let killed = replica.killed else { return false }
                         return killed >= occurrence && killed < occurrence + Self.second
                     }
+                    let behindASlowClaim = runs.contains { run in
+                        !run.catchUp && run.occurrence < occurrence && run.start > occurrence
+                    }
                     if claimed.contains(occurrence) && killedInside {
                         figures.lostToAKillInsideTheClaim += 1
+                    } else if !claimed.contains(occurrence) && behindASlowClaim {
+                        figures.droppedBehindASlowClaim += 1
                     } else {
                         figures.lost += 1
                         missing.append(occurrence)
