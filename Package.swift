@@ -1,6 +1,10 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+// scripts/check-sanitizers sets it: see the end of the file. example-cron (which the lifecycle tests
+// spawn) then builds without --postgres, so postgres-nio's stack stays out of those builds.
+let skipPostgres = Context.environment["PRECISE_TIMER_SKIP_POSTGRES_TESTS"] != nil
+
 let package = Package(
     name: "PreciseTimer",
     products: [
@@ -136,9 +140,13 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            ]
+                // --postgres URL: a fleet member; makes `swift run example-cron` build postgres-nio.
+                + (skipPostgres
+                    ? [] : ["PreciseTimerPostgres", .product(name: "PostgresNIO", package: "postgres-nio")]),
             path: "examples/example-cron",
-            exclude: ["units", "README.md"]
+            exclude: ["units", "README.md"],
+            swiftSettings: skipPostgres ? [.define("PRECISE_TIMER_NO_POSTGRES")] : []
         ),
         .executableTarget(
             name: "precise-stress",
@@ -229,7 +237,9 @@ let package = Package(
         .testTarget(
             name: "PreciseTimerPostgresTests",
             dependencies: [
-                "PreciseTimerPostgres", "PreciseTimerCalendar", "PreciseTimerCore",
+                "PreciseTimerPostgres", "PreciseTimerCalendar", "PreciseTimerCore", "PreciseTimerTesting",
+                // Not linked for its code: built so the fleet test can spawn its replicas.
+                "example-cron",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -248,6 +258,6 @@ for target in package.targets where target.type != .system {
 // scripts/check-sanitizers sets PRECISE_TIMER_SKIP_POSTGRES_TESTS: its runs start no PostgreSQL (that suite
 // would only be skipped), and building postgres-nio's stack (SwiftNIO, swift-nio-ssl, swift-crypto and
 // their BoringSSL copies) under each sanitizer took about 6 CPU-minutes here.
-if Context.environment["PRECISE_TIMER_SKIP_POSTGRES_TESTS"] != nil {
+if skipPostgres {
     package.targets.removeAll { $0.name == "PreciseTimerPostgresTests" }
 }

@@ -23,7 +23,8 @@ struct CronCommand: AsyncParsableCommand {
             its occurrence, exit status and duration. The last trigger of every unit is kept in \
             --state (one stamp file per unit), so Persistent=true runs one catch-up for an \
             occurrence missed while the runner was down, and two runners sharing --state never \
-            run one occurrence twice. The list-timers table is printed at start, on SIGUSR1 and \
+            run one occurrence twice. With --postgres instead, every occurrence is claimed in one \
+            PostgreSQL table and exactly one runner of a fleet runs it. The list-timers table is printed at start, on SIGUSR1 and \
             every --list-every. SIGTERM or SIGINT stops scheduling, waits --grace for running \
             jobs, then sends them SIGTERM (SIGKILL a second later), and exits 0. Spans: systemd's \
             syntax (30s, 5min, 1h 30min).
@@ -37,6 +38,15 @@ struct CronCommand: AsyncParsableCommand {
     var state: String?
 
     @Option(
+        help: """
+            Run as one replica of a fleet: claim each occurrence in PostgreSQL             (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, no TLS) instead of --state;             exactly one replica runs it.
+            """)
+    var postgres: String?
+
+    @Option(help: "With --postgres: the table of the claims (created if missing).")
+    var postgresTable: String = "precise_timer_runs"
+
+    @Option(
         help: "Print the list-timers table this often too. (default: at start and on SIGUSR1 only)",
         transform: parseSpan)
     var listEvery: Duration?
@@ -46,7 +56,7 @@ struct CronCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Append '<unit> <occurrence-ns> <pid>@<start-ns> <catch-up 0/1>' to this file before each run (O_APPEND).",
+            "Append '<unit> <occurrence-ns> <pid>@<runner-start-ns> <catch-up 0/1> <run-start-ns>' to this file before each run (O_APPEND).",
             visibility: .hidden))
     var runLog: String?
 
@@ -76,8 +86,8 @@ struct CronCommand: AsyncParsableCommand {
             guard restarts > 0 else { throw ValidationError("--restart-loop must be at least 1") }
             guard self.restartMaxRun > .zero else { throw ValidationError("--restart-max-run must be positive") }
         } else {
-            guard self.units != nil, self.state != nil else {
-                throw ValidationError("--units and --state are required")
+            guard self.units != nil, self.state != nil || self.postgres != nil else {
+                throw ValidationError("--units and --state (or --postgres) are required")
             }
         }
         guard Logger.Level(rawValue: self.logLevel) != nil else {
@@ -108,7 +118,7 @@ struct CronCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "example-cron")
-        guard let units = self.units, let state = self.state else { throw ExitCode(2) }
+        guard let units = self.units else { throw ExitCode(2) }
 
         let jobs: [Job]
         do {
@@ -117,7 +127,20 @@ struct CronCommand: AsyncParsableCommand {
             logger.error("cannot load the units", metadata: ["units": "\(units)", "error": "\(error)"])
             throw ExitCode(1)
         }
-        let store = try DirectoryTimerStateStore(directory: state)
+        if let url = self.postgres {
+            let table = self.postgresTable
+            try await Fleet.withStore(url: url, table: table, logger: logger) { store in
+                try await self.run(jobs, units: units, store: store, described: "postgres \(table)", logger)
+            }
+        } else if let state = self.state {
+            let store = try DirectoryTimerStateStore(directory: state)
+            try await self.run(jobs, units: units, store: store, described: store.directory, logger)
+        }
+    }
+
+    private func run(
+        _ jobs: [Job], units: String, store: any TimerStateStore, described: String, _ logger: Logger
+    ) async throws {
         let timers = try PreciseTimer(
             configuration: .init(threadName: "cron", logger: Logger(label: "example-cron.timers")))
         let output = Output()
@@ -130,7 +153,7 @@ struct CronCommand: AsyncParsableCommand {
                 metadata: ["unit": "\(job.name).timer", "ignored": "\(job.unit.ignored.joined(separator: ", "))"])
         }
         logger.info(
-            "started", metadata: ["units": "\(jobs.count)", "directory": "\(units)", "state": "\(store.directory)"])
+            "started", metadata: ["units": "\(jobs.count)", "directory": "\(units)", "state": "\(described)"])
 
         // The timers first: a ServiceGroup stops its services in reverse order, so the runner
         // stops (and waits for its jobs) while the timers still run.

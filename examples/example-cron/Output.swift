@@ -25,10 +25,11 @@ final class Output: Sendable {
 /// The `--run-log` file: one line per run, appended with `O_APPEND` before the command starts,
 /// so a runner killed at any moment leaves whole lines of every run it began.
 ///
-/// Line: `<unit> <occurrence ns since the epoch, or -> <start> <catch-up: 1 or 0>`, where
+/// Line: `<unit> <occurrence ns since the epoch, or -> <start> <catch-up: 1 or 0> <now>`, where
 /// `<start>` names this start of the runner: `<pid>@<wall-clock ns when the log was opened>` (a
 /// pid alone is reused: a restart loop of a few hundred runners on a busy machine met its own
-/// pids again).
+/// pids again), and `<now>` is the wall clock as the run starts (ns since the epoch), which gives
+/// how late the run began.
 final class RunLog: Sendable {
     private let descriptor: Int32
     private let start: String
@@ -46,7 +47,10 @@ final class RunLog: Sendable {
 
     /// Appends one record; one `write(2)` of the whole line, which `O_APPEND` keeps whole.
     func record(unit: String, occurrence: WallClockNanoseconds?, catchUp: Bool) {
-        let line = "\(unit) \(occurrence.map(String.init) ?? "-") \(self.start) \(catchUp ? 1 : 0)\n"
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let started = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        let line = "\(unit) \(occurrence.map(String.init) ?? "-") \(self.start) \(catchUp ? 1 : 0) \(started)\n"
         _ = line.utf8CString.withUnsafeBufferPointer { write(self.descriptor, $0.baseAddress!, $0.count - 1) }
     }
 }

@@ -118,7 +118,7 @@ struct RestartLoop {
         return passed
     }
 
-    /// The figures of a run log (`<unit> <occurrence-ns> <pid>@<start-ns> <catch-up>` lines).
+    /// The figures of a run log (`<unit> <occurrence-ns> <pid>@<start-ns> <catch-up> <run-start-ns>` lines).
     static func check(_ log: String) -> Figures {
         var figures = Figures()
         var seen: [Int64: Int] = [:]
@@ -126,7 +126,7 @@ struct RestartLoop {
         var starts: Set<Substring> = []
         for line in log.split(separator: "\n") {
             let fields = line.split(separator: " ")
-            guard fields.count == 4, let occurrence = Int64(fields[1]) else {
+            guard fields.count >= 4, let occurrence = Int64(fields[1]) else {
                 figures.unidentified += 1
                 continue
             }
