@@ -39,12 +39,21 @@ struct CronCommand: AsyncParsableCommand {
 
     @Option(
         help: """
-            Run as one replica of a fleet: claim each occurrence in PostgreSQL             (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, no TLS) instead of --state;             exactly one replica runs it.
+            Run as one replica of a fleet: claim each occurrence in PostgreSQL \
+            (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, no TLS) instead of --state; \
+            exactly one replica runs it.
             """)
     var postgres: String?
 
     @Option(help: "With --postgres: the table of the claims (created if missing).")
     var postgresTable: String = "precise_timer_runs"
+
+    @Option(
+        help: """
+            With --postgres: delete claims older than this time span (systemd's syntax: 7d, 12h), \
+            keeping each unit's latest, at start and every hour. (default: keep every claim)
+            """)
+    var retention: String?
 
     @Option(
         help: "Print the list-timers table this often too. (default: at start and on SIGUSR1 only)",
@@ -129,7 +138,14 @@ struct CronCommand: AsyncParsableCommand {
         }
         if let url = self.postgres {
             let table = self.postgresTable
-            try await Fleet.withStore(url: url, table: table, logger: logger) { store in
+            let retention = try self.retention.map { (span) throws(ValidationError) in
+                do {
+                    return try Duration(systemdTimeSpan: span)
+                } catch {
+                    throw ValidationError("--retention: \(error)")
+                }
+            }
+            try await Fleet.withStore(url: url, table: table, retention: retention, logger: logger) { store in
                 try await self.run(jobs, units: units, store: store, described: "postgres \(table)", logger)
             }
         } else if let state = self.state {

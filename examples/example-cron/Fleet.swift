@@ -21,7 +21,7 @@ enum Fleet {
 
     #if PRECISE_TIMER_NO_POSTGRES
         static func withStore<T: Sendable>(
-            url: String, table: String, logger: Logger,
+            url: String, table: String, retention: Duration?, logger: Logger,
             _ body: @Sendable (any TimerStateStore) async throws -> T
         ) async throws -> T {
             throw URLError(description: "--postgres: this example-cron was built without PreciseTimerPostgres")
@@ -31,8 +31,10 @@ enum Fleet {
         ///
         /// The client's `run()` is a child task for as long as `body` runs (postgres-nio sends no
         /// query without it); `migrate()` is safe when every replica calls it at the same moment.
+        /// With a `retention`, another child deletes the claims older than it (each unit's latest
+        /// kept) at start and every hour: every replica may do it, deleting twice is harmless.
         static func withStore<T: Sendable>(
-            url: String, table: String, logger: Logger,
+            url: String, table: String, retention: Duration?, logger: Logger,
             _ body: @Sendable (any TimerStateStore) async throws -> T
         ) async throws -> T {
             let client = PostgresClient(configuration: try Self.configuration(url), backgroundLogger: logger)
@@ -44,7 +46,27 @@ enum Fleet {
                 defer { group.cancelAll() }
                 let store = try PostgresTimerStateStore(client: client, table: table)
                 try await store.migrate()
+                if let retention {
+                    group.addTask {
+                        await Self.prune(store, olderThan: retention, logger: logger)
+                        return nil
+                    }
+                }
                 return try await body(store)
+            }
+        }
+
+        /// Deletes old claims now and every hour, until cancelled; a failure is logged and tried
+        /// again an hour later.
+        private static func prune(_ store: PostgresTimerStateStore, olderThan age: Duration, logger: Logger) async {
+            while !Task.isCancelled {
+                do {
+                    let deleted = try await store.pruneRuns(olderThan: age)
+                    logger.info("pruned old claims", metadata: ["deleted": "\(deleted)", "older-than": "\(age)"])
+                } catch {
+                    logger.warning("cannot prune old claims", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .seconds(3_600))
             }
         }
 
