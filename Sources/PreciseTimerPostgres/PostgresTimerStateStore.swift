@@ -103,13 +103,17 @@ public struct PostgresTimerStateStore: TimerStateStore {
     ///   - timeout: The longest a call waits for the database before it throws
     ///     ``/PreciseTimerCore/PreciseTimerError/Code/timedOut`` (the query is cancelled). While the
     ///     database is unreachable PostgresNIO would keep a call waiting for a connection for up to a
-    ///     minute; bounded, a unit's claim fails fast and is retried within the occurrence's
-    ///     `AccuracySec=`, and the next occurrence is not held back. Default: 5 seconds.
+    ///     minute; bounded, a unit's claim fails sooner, is retried within the occurrence's
+    ///     `AccuracySec=`, and holds the unit's next occurrences back no longer than this. Default:
+    ///     30 seconds, far above a first connection's set-up on a loaded host (5 s was not, in this
+    ///     package's own test suite). Set it below the `AccuracySec=` of the units that share the
+    ///     store. A claim that timed out may still have been written: that occurrence is then lost,
+    ///     never run twice (see the type's notes on what "once" means).
     /// - Throws: ``/PreciseTimerCore/PreciseTimerError`` with code
     ///   ``/PreciseTimerCore/PreciseTimerError/Code/invalidConfiguration`` when `table` is not such a
     ///   name (`value` holds it, `detail` says what is wrong), or `timeout` is not positive.
     public init(
-        client: PostgresClient, table: String = "precise_timer_runs", timeout: Duration = .seconds(5)
+        client: PostgresClient, table: String = "precise_timer_runs", timeout: Duration = .seconds(30)
     ) throws(PreciseTimerError) {
         guard timeout > .zero else {
             throw PreciseTimerError(
