@@ -42,7 +42,7 @@ enum PrivateTableBuild {
 
     /// The two steps the caller and the helper thread wait for each other at.
     private final class Handshake: Sendable {
-        let outcome = Mutex<Outcome?>(nil)
+        let outcome = SemaphoreGuarded<Outcome?>(nil)
         let outcomeReady = DispatchSemaphore(value: 0)
         /// Whether the caller placed the descriptors (else the helper frees the base it built).
         let accepted = Atomic<Bool>(false)
