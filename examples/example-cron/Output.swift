@@ -1,4 +1,7 @@
 import Glibc
+// `timespec` here is the toolchain shims' (a dependency imports them): its fields need them imported
+// (MemberImportVisibility; the optimized build resolves it there).
+import SwiftOverlayShims
 
 /// The runner's standard output: whole lines, each written with one `write(2)`, so the lines of
 /// jobs running at once and of the runner never interleave within a line.

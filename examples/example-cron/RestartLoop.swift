@@ -1,4 +1,7 @@
 import Glibc
+// `timespec` here is the toolchain shims' (a dependency imports them): its fields need them imported
+// (MemberImportVisibility; the optimized build resolves it there).
+import SwiftOverlayShims
 
 /// `--restart-loop N`: a runner killed with SIGKILL at random moments, N times, over one state
 /// directory, and the run log checked afterwards.
