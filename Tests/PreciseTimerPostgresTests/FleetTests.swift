@@ -1,5 +1,6 @@
 import Glibc
 import PostgresNIO
+import PreciseTimerTesting
 import Testing
 
 /// Issue 25: three `example-cron --postgres` replicas on one machine sharing one claims table, a
@@ -23,7 +24,7 @@ struct FleetTests {
         var total = FleetScenario.Figures()
         for run in 1...max(1, runs) {
             let table = PostgresServer.freshTable("fleet")
-            let directory = try FleetScenario.temporaryDirectory()
+            let directory = try TestFiles.temporaryDirectory(prefix: "precise-timer-fleet")
             let timeline = try await FleetScenario.blocking {
                 try FleetScenario.scenario(runner: runner, directory: directory, table: table, killPhase: killPhase)
             }
@@ -34,12 +35,12 @@ struct FleetTests {
                 try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)"))
                 return try Set(rows.map { try $0.decode(Int64.self) })
             }
-            let log = try FleetScenario.read(directory + "/runs.log")
+            let log = try TestFiles.read(directory + "/runs.log")
             let figures = FleetScenario.check(log: log, claimed: claimed, timeline: timeline)
             print("fleet run \(run)/\(runs): \(figures.summary)")
             for problem in figures.problems { Issue.record("run \(run): \(problem)") }
             // Kept when a check failed: the run log and each replica's output.
-            if figures.problems.isEmpty { FleetScenario.remove(directory) } else { print("kept \(directory)") }
+            if figures.problems.isEmpty { TestFiles.remove(directory) } else { print("kept \(directory)") }
             #expect(figures.doubles == 0, "run \(run): occurrences run twice")
             #expect(figures.lost == 0, "run \(run): occurrences lost while a replica was up")
             #expect(figures.catchUpsAfterFullStop == 1, "run \(run): catch-ups after the full stop")

@@ -15,32 +15,32 @@ struct ExampleCronTests {
             """))
     func runsEverySecondAndStops() async throws {
         let runner = try #require(CronRun.executable(), "example-cron is not built beside the tests")
-        let directory = try CronRun.temporaryDirectory()
-        defer { CronRun.remove(directory) }
+        let directory = try TestFiles.temporaryDirectory(prefix: "example-cron-test")
+        defer { TestFiles.remove(directory) }
         let file = directory + "/runs.txt"
-        try CronRun.write(
+        try TestFiles.write(
             directory + "/units/every.timer", "[Timer]\nOnCalendar=*:*:0/1\nPersistent=true\nAccuracySec=1ms\n")
         // The occurrence (µs since the epoch) and the time of the run, appended by the job itself.
-        try CronRun.write(
+        try TestFiles.write(
             directory + "/units/every.command",
             "echo \"$TRIGGER_TIMER_REALTIME_USEC $(date +%s%N)\" >> '\(file)'\n")
         // A second unit runs a .service's ExecStart=: split as systemd splits it (quotes, escapes),
         // its output passed through behind the unit's name.
-        try CronRun.write(directory + "/units/echo.timer", "[Timer]\nOnCalendar=*:*:0/1\nAccuracySec=1ms\n")
-        try CronRun.write(
+        try TestFiles.write(directory + "/units/echo.timer", "[Timer]\nOnCalendar=*:*:0/1\nAccuracySec=1ms\n")
+        try TestFiles.write(
             directory + "/units/echo.service", "[Service]\nType=oneshot\nExecStart=/bin/echo \"hello  world\" it\\'s\n")
         let run = await CronRun.blocking {
             CronRun.run(
                 runner, ["--units", directory + "/units", "--state", directory + "/state"],
                 signal: SIGTERM, after: .milliseconds(3_500), output: directory + "/stdout.txt")
         }
-        let output = (try? CronRun.read(directory + "/stdout.txt")) ?? ""
+        let output = (try? TestFiles.read(directory + "/stdout.txt")) ?? ""
         #expect(run == .exited(0), "\(output)")
         #expect(output.contains("NEXT"), "no list-timers table:\n\(output)")
         #expect(output.contains("every.timer"), "no list-timers table:\n\(output)")
         #expect(output.contains("\necho: hello  world it's\n"), "no output of echo.service:\n\(output)")
 
-        let lines = ((try? CronRun.read(file)) ?? "").split(separator: "\n")
+        let lines = ((try? TestFiles.read(file)) ?? "").split(separator: "\n")
         let occurrences = lines.compactMap { line in line.split(separator: " ").first.flatMap { Int64($0) } }
         #expect(occurrences.count == lines.count, "unreadable lines: \(lines)")
         // About three runs in 3.5 s; a loaded machine may start the runner late.
@@ -59,8 +59,8 @@ struct ExampleCronTests {
             """))
     func restartLoop() async throws {
         let runner = try #require(CronRun.executable(), "example-cron is not built beside the tests")
-        let directory = try CronRun.temporaryDirectory()
-        defer { CronRun.remove(directory) }
+        let directory = try TestFiles.temporaryDirectory(prefix: "example-cron-test")
+        defer { TestFiles.remove(directory) }
         let log = directory + "/runs.log"
         let restarts = 20
         let maxRun = "1500ms"
@@ -73,13 +73,13 @@ struct ExampleCronTests {
                 ],
                 signal: nil, after: .seconds(150), output: directory + "/stdout.txt")
         }
-        let output = (try? CronRun.read(directory + "/stdout.txt")) ?? ""
+        let output = (try? TestFiles.read(directory + "/stdout.txt")) ?? ""
         #expect(run == .exited(0), "\(output)")
 
         // Checked here from the log, not from the tool's own verdict.
         var seen: [Int64: Int] = [:]
         var catchUps: [Substring: Int] = [:]
-        let lines = ((try? CronRun.read(log)) ?? "").split(separator: "\n")
+        let lines = ((try? TestFiles.read(log)) ?? "").split(separator: "\n")
         for line in lines {
             let fields = line.split(separator: " ")
             guard fields.count >= 4, let occurrence = Int64(fields[1]) else {
@@ -184,50 +184,5 @@ enum CronRun {
             if ContinuousClock.now >= deadline { return nil }
             usleep(1_000)
         }
-    }
-
-    static func temporaryDirectory() throws -> String {
-        var template = Array("/tmp/example-cron-test.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw CronError(errno) }
-        let directory = String(cString: made)
-        guard mkdir(directory + "/units", 0o755) == 0 else { throw CronError(errno) }
-        return directory
-    }
-
-    static func write(_ path: String, _ text: String) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw CronError(errno) }
-        defer { close(descriptor) }
-        let bytes = Array(text.utf8)
-        guard Glibc.write(descriptor, bytes, bytes.count) == bytes.count else { throw CronError(errno) }
-    }
-
-    static func read(_ path: String) throws -> String {
-        guard let file = fopen(path, "r") else { throw CronError(errno) }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count == 0 { break }
-            bytes += buffer[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    static func remove(_ directory: String) {
-        // Test files only: a temporary directory this test made.
-        let words: [String] = ["/bin/rm", "-rf", directory]
-        let argv = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, "/bin/rm", nil, nil, argv, environ) == 0 else { return }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-    }
-
-    struct CronError: Error {
-        let code: Int32
-        init(_ code: Int32) { self.code = code }
     }
 }

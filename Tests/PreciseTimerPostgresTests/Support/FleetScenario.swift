@@ -27,9 +27,9 @@ enum FleetScenario {
     /// later; then all three SIGKILLed, 5 s down, all three started again; 3 s after they are all
     /// ready, all stopped.
     static func scenario(runner: String, directory: String, table: String, killPhase: Int64) throws -> Timeline {
-        try Self.write(
+        try TestFiles.write(
             directory + "/units/tick.timer", "[Timer]\nOnCalendar=*:*:0/1\nPersistent=true\nAccuracySec=1ms\n")
-        try Self.write(directory + "/units/tick.command", "true\n")
+        try TestFiles.write(directory + "/units/tick.command", "true\n")
         guard let url = Self.environment("PRECISE_TIMER_POSTGRES_URL") else { throw ScenarioError(EINVAL) }
         let arguments = [
             "--units", directory + "/units", "--postgres", url, "--postgres-table", table,
@@ -55,7 +55,7 @@ enum FleetScenario {
             let until = Self.now() + span
             repeat {
                 for index in live where timeline.replicas[index].ready == nil {
-                    let text = (try? Self.read(timeline.replicas[index].output)) ?? ""
+                    let text = (try? TestFiles.read(timeline.replicas[index].output)) ?? ""
                     if text.contains("timers listed.") || text.contains("timer listed.") {
                         timeline.replicas[index].ready = Self.now()
                     }
@@ -327,45 +327,6 @@ enum FleetScenario {
     static func reap(_ pid: pid_t) {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-    }
-
-    static func temporaryDirectory() throws -> String {
-        var template = Array("/tmp/precise-timer-fleet.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw ScenarioError(errno) }
-        let directory = String(cString: made)
-        guard mkdir(directory + "/units", 0o755) == 0 else { throw ScenarioError(errno) }
-        return directory
-    }
-
-    static func write(_ path: String, _ text: String) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw ScenarioError(errno) }
-        defer { close(descriptor) }
-        let bytes = Array(text.utf8)
-        guard Glibc.write(descriptor, bytes, bytes.count) == bytes.count else { throw ScenarioError(errno) }
-    }
-
-    static func read(_ path: String) throws -> String {
-        guard let file = fopen(path, "r") else { throw ScenarioError(errno) }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count == 0 { break }
-            bytes += buffer[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    static func remove(_ directory: String) {
-        // Test files only: a temporary directory this test made.
-        let words: [String] = ["/bin/rm", "-rf", directory]
-        let argv = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, "/bin/rm", nil, nil, argv, environ) == 0 else { return }
-        Self.reap(pid)
     }
 
     struct ScenarioError: Error {
