@@ -54,7 +54,7 @@ extension PreciseTimer {
         // loop or on a queue) is counted until it returns, and no call begins once closed.
         let inFlight = self.core.inFlight
         let drained = await DeadlineWait.wait(until: deadline, isDone: { inFlight.isEmpty }) { done in
-            inFlight.notify(queue: DispatchQueue.global(), done)
+            inFlight.notify(queue: DeadlineWait.queue, done)
         }
         guard drained else { return false }
         // No handler runs, so the loop thread is on its way out (or a caller's loop takes the
@@ -64,7 +64,7 @@ extension PreciseTimer {
         _ = await DeadlineWait.wait(
             until: DispatchTime.now() + LibeventEngine.detachBound, isDone: { engine.hasStopped }
         ) { done in
-            engine.finished.notify(queue: DispatchQueue.global(), execute: done)
+            engine.finished.notify(queue: DeadlineWait.queue, execute: done)
         }
         return true
     }
@@ -73,6 +73,12 @@ extension PreciseTimer {
 /// Waits for a Dispatch notification or a deadline, whichever comes first, suspending the task
 /// instead of blocking its thread.
 private enum DeadlineWait {
+    /// Where the deadline's timer and the notifications run: a queue of its own, not a global
+    /// one. A serial queue targets an overcommitting root queue, which starts a thread even when
+    /// the global pool's are all busy, so the grace period ends on time while handlers (on
+    /// `DispatchQueue.global()`, say) block every thread of that pool, the very case it bounds.
+    static let queue = DispatchQueue(label: "PreciseTimer.shutdown")
+
     /// - Parameters:
     ///   - isDone: Whether the wait is already over (checked first, so a past deadline does not
     ///     race a notification that is already due).
@@ -84,7 +90,7 @@ private enum DeadlineWait {
     ) async -> Bool {
         if isDone() { return true }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let timer = DispatchSource.makeTimerSource(queue: Self.queue)
             let outcome = Outcome(continuation, timer: timer)
             timer.setEventHandler { outcome.resume(false) }
             timer.schedule(deadline: deadline)
