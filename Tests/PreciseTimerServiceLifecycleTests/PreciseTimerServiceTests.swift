@@ -56,7 +56,7 @@ struct PreciseTimerServiceTests {
             #expect(!schedulingFailsWithShutDown(timers))
 
             trigger.triggerGracefulShutdown()
-            #expect(await finishes(running, within: .seconds(60)))
+            #expect(await finishes(running, within: .seconds(180)))
             #expect(ended.values == ["run returned"])
         }
 
@@ -92,7 +92,7 @@ struct PreciseTimerServiceTests {
         let running = Task { await timers.run() }
         #expect(await fired.wait { $0.count >= 3 })
         running.cancel()
-        #expect(await finishes(running, within: .seconds(60)))
+        #expect(await finishes(running, within: .seconds(180)))
 
         #expect(probes.allSatisfy { $0.isReleased }, "a handler outlived the service")
         #expect(schedulingFailsWithShutDown(timers))
@@ -105,7 +105,7 @@ struct PreciseTimerServiceTests {
             withUnsafeCurrentTask { $0?.cancel() }
             await timers.run()
         }
-        #expect(await finishes(running, within: .seconds(60)))
+        #expect(await finishes(running, within: .seconds(180)))
         #expect(schedulingFailsWithShutDown(timers))
     }
 
@@ -123,7 +123,7 @@ struct PreciseTimerServiceTests {
         await testGracefulShutdown { trigger in
             let running = Task { await timers.run() }
             trigger.triggerGracefulShutdown()
-            #expect(await finishes(running, within: .seconds(60)))
+            #expect(await finishes(running, within: .seconds(180)))
         }
         #expect(timers.scheduledCount == 0)
         #expect(probe.isReleased)
@@ -143,7 +143,7 @@ struct PreciseTimerServiceTests {
             // shutdown() joins the loop thread: a thread of its own, not this task's.
             detachThread { timers.shutdown() }
         }
-        #expect(await finishes(running, within: .seconds(60)))
+        #expect(await finishes(running, within: .seconds(180)))
         #expect(schedulingFailsWithShutDown(timers))
     }
 
@@ -152,7 +152,7 @@ struct PreciseTimerServiceTests {
         let timers = try PreciseTimer()
         await timers.shutdown(gracePeriod: .seconds(60))
         let running = Task { await timers.run() }
-        #expect(await finishes(running, within: .seconds(60)))
+        #expect(await finishes(running, within: .seconds(180)))
     }
 
     @Test("On graceful shutdown, run() waits for a .queue handler in flight before it returns")
@@ -176,7 +176,7 @@ struct PreciseTimerServiceTests {
             try? await Task.sleep(for: .milliseconds(50))
             #expect(!events.values.contains("run returned"), "run() returned while a handler ran")
             release.signal()
-            #expect(await finishes(running, within: .seconds(60)))
+            #expect(await finishes(running, within: .seconds(180)))
         }
         #expect(events.values == ["handler started", "handler returned", "run returned"])
     }
@@ -199,7 +199,7 @@ struct PreciseTimerServiceTests {
         await testGracefulShutdown { trigger in
             let running = Task { await timers.run() }
             trigger.triggerGracefulShutdown()
-            #expect(await finishes(running, within: .seconds(60)), "run() waits no longer than the grace period")
+            #expect(await finishes(running, within: .seconds(180)), "run() waits no longer than the grace period")
         }
         release.signal()
         // (The handler also logs a stall warning when it returns: it held the loop thread.)
@@ -220,7 +220,7 @@ struct PreciseTimerServiceTests {
             await testGracefulShutdown { trigger in
                 let running = Task { await timers.run() }
                 trigger.triggerGracefulShutdown()
-                #expect(await finishes(running, within: .seconds(60)))
+                #expect(await finishes(running, within: .seconds(180)))
             }
         }
         #expect(handler.entries.filter { $0.level >= .warning }.isEmpty)
@@ -280,7 +280,7 @@ struct PreciseTimerServiceTests {
             for _ in 0..<(index % 8) { await Task.yield() }
             if index % 3 == 0 { try await Task.sleep(for: .microseconds(index % 400)) }
             await group.triggerGracefulShutdown()
-            #expect(await finishes(running, within: .seconds(60)), "run \(index) missed its graceful shutdown")
+            #expect(await finishes(running, within: .seconds(180)), "run \(index) missed its graceful shutdown")
             #expect(services.allSatisfy { schedulingFailsWithShutDown($0) })
         }
     }

@@ -41,7 +41,9 @@ func schedulingFailsWithShutDown(_ timers: PreciseTimer) -> Bool {
     }
 }
 
-/// Awaits `task` for at most `timeout`; `true` if it finished in time.
+/// Awaits `task` for at most `timeout`; `true` if it finished in time. The lifecycle tests give
+/// 180 s: under a sanitizer the start of the whole suite has kept both cooperative threads busy
+/// for 30–50 s, and a real hang still fails.
 func finishes(_ task: Task<Void, Never>, within timeout: Duration) async -> Bool {
     let done = Events()
     let waiter = Task {
