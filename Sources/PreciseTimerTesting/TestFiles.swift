@@ -52,4 +52,16 @@ package enum TestFiles {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
     }
+
+    /// The executable `name` built beside the running test bundle (the build's products
+    /// directory), if it is there: a test target that depends on an executable target gets it built.
+    package static func builtProduct(_ name: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        let executable = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let slash = executable.lastIndex(of: "/") else { return nil }
+        let path = String(executable[..<slash]) + "/" + name
+        return access(path, X_OK) == 0 ? path : nil
+    }
 }

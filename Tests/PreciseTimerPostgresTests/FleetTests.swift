@@ -17,7 +17,7 @@ struct FleetTests {
         "issue 25: 3 replicas, SIGKILL and restart at random, a 5 s full stop: every occurrence runs once, one catch-up",
         .timeLimit(.minutes(30)))
     func fleetRunsEveryOccurrenceOnce() async throws {
-        let runner = try #require(FleetScenario.executable(), "example-cron is not built beside the tests")
+        let runner = try #require(TestFiles.builtProduct("example-cron"), "example-cron is not built beside the tests")
         let runs = FleetScenario.environment("PRECISE_TIMER_FLEET_RUNS").flatMap { Int($0) } ?? 1
         let killSeconds = FleetScenario.environment("PRECISE_TIMER_FLEET_KILL_SECONDS").flatMap { Int64($0) } ?? 20
         let killPhase = killSeconds * FleetScenario.second

@@ -10,11 +10,10 @@ struct ExampleCronTests {
         "a *:*:0/1 Persistent=true unit runs every second for 3 s, each second once; a .service ExecStart= runs, its output prefixed; SIGTERM exits 0",
         .disabled(
             if: Sanitizers.threadSanitizerIsActive,
-            """
-            the example keeps its state in Synchronization.Mutex, whose futex ThreadSanitizer does not see on Linux:             the instrumented runner reports races that are not there and exits 66; AddressSanitizer runs it
-            """))
+            "the example keeps its state in Synchronization.Mutex, whose futex ThreadSanitizer does not see on Linux: the instrumented runner reports races that are not there and exits 66; AddressSanitizer runs it"
+        ))
     func runsEverySecondAndStops() async throws {
-        let runner = try #require(CronRun.executable(), "example-cron is not built beside the tests")
+        let runner = try #require(TestFiles.builtProduct("example-cron"), "example-cron is not built beside the tests")
         let directory = try TestFiles.temporaryDirectory(prefix: "example-cron-test")
         defer { TestFiles.remove(directory) }
         let file = directory + "/runs.txt"
@@ -54,11 +53,10 @@ struct ExampleCronTests {
         "issue 24: SIGKILL at random moments, 20 restarts: no occurrence runs twice, one catch-up per start at most",
         .disabled(
             if: Sanitizers.anyIsActive,
-            """
-            a SIGKILLed child reports nothing to its sanitizer, and restarting instrumented runners back to back             for half a minute starved the rest of the suite (a 100 ms grace period took 61 s); the plain run has it
-            """))
+            "a SIGKILLed child reports nothing to its sanitizer, and restarting instrumented runners back to back for half a minute starved the rest of the suite (a 100 ms grace period took 61 s); the plain run has it"
+        ))
     func restartLoop() async throws {
-        let runner = try #require(CronRun.executable(), "example-cron is not built beside the tests")
+        let runner = try #require(TestFiles.builtProduct("example-cron"), "example-cron is not built beside the tests")
         let directory = try TestFiles.temporaryDirectory(prefix: "example-cron-test")
         defer { TestFiles.remove(directory) }
         let log = directory + "/runs.log"
@@ -124,17 +122,6 @@ enum CronRun {
         await withCheckedContinuation { continuation in
             detachThread { continuation.resume(returning: body()) }
         }
-    }
-
-    /// `example-cron`, beside the test bundle in the build's products directory.
-    static func executable() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        let executable = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let slash = executable.lastIndex(of: "/") else { return nil }
-        let path = String(executable[..<slash]) + "/example-cron"
-        return access(path, X_OK) == 0 ? path : nil
     }
 
     /// Starts `path` with `arguments` (stdout and stderr to `output`); with a `signal`, sends it

@@ -24,7 +24,8 @@ struct SignalShutdownTests {
         "issue 21 defect 11: daemons stopped by SIGTERM 0–50 ms after they start all exit 0 (200; 40 under a sanitizer)"
     )
     func sigtermDuringStart() async throws {
-        let probe = try #require(ProbeRun.probePath(), "precise-daemon-probe is not built beside the tests")
+        let probe = try #require(
+            TestFiles.builtProduct("precise-daemon-probe"), "precise-daemon-probe is not built beside the tests")
         let seed = UInt64(truncatingIfNeeded: ContinuousClock.now.hashValue) | 1
         // Under a sanitizer every probe is an instrumented process whose start alone costs a
         // large part of a core: 200 of them, four at a time, took this 2-core machine from every
@@ -129,17 +130,6 @@ struct ProbeRun: Sendable {
 
     let delay: Duration
     let outcome: Outcome
-
-    /// The probe's path: beside the test bundle, in the build's products directory.
-    static func probePath() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        let executable = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let slash = executable.lastIndex(of: "/") else { return nil }
-        let path = String(executable[..<slash]) + "/precise-daemon-probe"
-        return access(path, X_OK) == 0 ? path : nil
-    }
 
     /// Spawns the probe, waits for `started`, signals SIGTERM after `delay`, and waits for the exit.
     /// Blocks the calling thread.

@@ -280,17 +280,6 @@ enum FleetScenario {
         }
     }
 
-    /// `example-cron`, beside the test bundle in the build's products directory.
-    static func executable() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        let executable = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let slash = executable.lastIndex(of: "/") else { return nil }
-        let path = String(executable[..<slash]) + "/example-cron"
-        return access(path, X_OK) == 0 ? path : nil
-    }
-
     static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
