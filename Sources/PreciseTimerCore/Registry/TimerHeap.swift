@@ -5,9 +5,11 @@
 /// Keys live in the array, not in the nodes, so comparisons touch one contiguous buffer; four
 /// children per parent halve the depth of a binary heap, and the four children sit in adjacent
 /// cache lines. Each node knows its index (``TimerNode/heapIndex``), so a cancel, pause or
-/// reschedule takes its entry out at once: no stale entry keeps a cancelled node (and its
+/// earlier reschedule takes its entry out at once: no stale entry keeps a cancelled node (and its
 /// memory) alive, and nothing needs compacting later. That costs one write into each node an
-/// operation moves, which with a per-shard heap is a level or two for a removal.
+/// operation moves, which with a per-shard heap is a level or two for a removal. A later
+/// reschedule leaves the entry where it is, early (see ``remove(_:)`` and
+/// ``ShardState/settleHead()``).
 ///
 /// Entries do not retain their node: a node is in the heap only while it is pending, and a
 /// pending node is always held by its shard's ``TimerTable`` (which gives it up only after the
