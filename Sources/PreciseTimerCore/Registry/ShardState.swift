@@ -284,10 +284,13 @@ package struct ShardState {
     package mutating func cancel(
         _ id: TimerID, hash: UInt64, generation: UInt64? = nil
     ) -> (node: TimerNode?, handler: TimerNode.StoredHandler?) {
-        if let generation {
-            guard let node = self.timers.find(id, hash: hash), node.sequence == generation else { return (nil, nil) }
-        }
-        guard let node = self.timers.remove(id, hash: hash) else { return (nil, nil) }
+        let removed =
+            if let generation {
+                self.timers.remove(id, hash: hash) { $0.sequence == generation }
+            } else {
+                self.timers.remove(id, hash: hash)
+            }
+        guard let node = removed else { return (nil, nil) }
         return (node, self.end(node))
     }
 

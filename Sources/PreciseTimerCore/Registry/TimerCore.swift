@@ -176,10 +176,15 @@ package final class TimerCore: Sendable {
         // A generated name is unique by construction: its number is this timer's generation, and
         // no explicit ID may take the generated form.
         let name = id ?? TimerID(generatedNumber: number)
-        let hash = name.tableHash
+        let hash = id == nil ? TimerID.tableHash(generatedNumber: number) ?? name.tableHash : name.tableHash
         let shard = self.shard(for: hash)
         // At a million timers the slot is a cache miss: start it now, so it overlaps building the node.
         self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: hash))
+        if id == nil, let ahead = TimerID.tableHash(generatedNumber: number &+ 4 * UInt64(Self.shardCount)) {
+            // And the line of this shard's next group of generated IDs (four numbers per line, see
+            // ``TimerID/tableHash(generatedNumber:)``): a stream of generated timers finds it warm.
+            self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: ahead))
+        }
         // Built outside the lock: if the registry refuses it, its handler is released out here.
         let node = TimerNode(
             id: name, deadline: request.deadline, interval: request.interval, options: options,

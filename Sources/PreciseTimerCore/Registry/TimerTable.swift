@@ -35,8 +35,11 @@ package final class TimerTable {
         self.mask = Self.minimumCapacity - 1
     }
 
+    /// Slots on 64-byte boundaries: a generated ID's group of four slots (see
+    /// ``TimerID/tableHash(generatedNumber:)``) is one cache line.
     private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
-        let slots = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
+        let slots = UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<Slot>.stride, alignment: 64)
+            .bindMemory(to: Slot.self, capacity: capacity)
         slots.initialize(repeating: Slot(hash: 0, node: nil), count: capacity)
         return slots
     }
@@ -45,7 +48,7 @@ package final class TimerTable {
         for index in 0...self.mask {
             self.slots[index].node?.release()
         }
-        self.slots.deallocate()
+        UnsafeMutableRawPointer(self.slots).deallocate()
     }
 
     /// The node registered under `id`, whose ``TimerID/tableHash`` is `hash`.
@@ -59,7 +62,9 @@ package final class TimerTable {
     private func index(of id: TimerID, hash: UInt64) -> Int? {
         var index = Int(truncatingIfNeeded: hash) & self.mask
         while let node = self.slots[index].node {
-            if self.slots[index].hash == hash, node._withUnsafeGuaranteedRef({ $0.id == id }) {
+            if self.slots[index].hash == hash,
+                hash & TimerID.generatedHashBit != 0 || node._withUnsafeGuaranteedRef({ $0.id == id })
+            {
                 return index
             }
             index = (index + 1) & self.mask
@@ -85,7 +90,9 @@ package final class TimerTable {
     package func insert(_ node: TimerNode, hash: UInt64) -> TimerNode? {
         var index = Int(truncatingIfNeeded: hash) & self.mask
         while let existing = self.slots[index].node {
-            if self.slots[index].hash == hash, existing._withUnsafeGuaranteedRef({ $0.id == node.id }) {
+            if self.slots[index].hash == hash,
+                hash & TimerID.generatedHashBit != 0 || existing._withUnsafeGuaranteedRef({ $0.id == node.id })
+            {
                 return existing.takeUnretainedValue()
             }
             index = (index + 1) & self.mask
@@ -102,6 +109,16 @@ package final class TimerTable {
     @discardableResult
     package func remove(_ id: TimerID, hash: UInt64) -> TimerNode? {
         self.index(of: id, hash: hash).map { self.remove(at: $0) }
+    }
+
+    /// Removes the node under `id` if `condition` holds for it, in one look-up; returns it (nil
+    /// if there was none or the condition failed, in which case nothing changed).
+    @inline(__always)
+    package func remove(_ id: TimerID, hash: UInt64, if condition: (TimerNode) -> Bool) -> TimerNode? {
+        guard let index = self.index(of: id, hash: hash),
+            self.slots[index].node!._withUnsafeGuaranteedRef(condition)
+        else { return nil }
+        return self.remove(at: index)
     }
 
     /// Removes the slot at `index` and closes the gap: later slots of the same probe run move
@@ -151,13 +168,13 @@ package final class TimerTable {
             while self.slots[index].node != nil { index = (index + 1) & self.mask }
             self.slots[index] = oldSlots[old]
         }
-        oldSlots.deallocate()
+        UnsafeMutableRawPointer(oldSlots).deallocate()
     }
 
     /// Hands the table's reference to each of its nodes over to the caller, who releases each
     /// exactly once, and frees the slots: the table is left empty, touching no node.
     package func abandonAll() {
-        self.slots.deallocate()
+        UnsafeMutableRawPointer(self.slots).deallocate()
         self.slots = Self.allocate(Self.minimumCapacity)
         self.mask = Self.minimumCapacity - 1
         self.count = 0
@@ -186,11 +203,65 @@ package final class TimerTable {
 }
 
 extension TimerID {
-    /// The hash that picks a timer's shard (its top bits) and its table slot (its low bits):
-    /// Swift's seeded SipHash of the string, so IDs chosen by a remote peer cannot be crafted to
-    /// collide. Computed once per call.
+    /// The hash that picks a timer's shard (its top six bits) and its table slot (its low bits).
+    ///
+    /// - An ID of any other form: Swift's seeded SipHash of the string, so IDs chosen by a remote
+    ///   peer cannot be crafted to collide, with ``generatedHashBit`` cleared.
+    /// - A generated ID in its canonical form (`timer-` and the number without leading zeros):
+    ///   ``tableHash(generatedNumber:)``, computed from the number, no string hashed. Only a
+    ///   service makes IDs of that form (an explicit one throws
+    ///   ``PreciseTimerError/Code/reservedID``), so nobody outside can make them collide.
+    ///
+    /// Computed once per call.
     @inline(__always)
     package var tableHash: UInt64 {
-        UInt64(bitPattern: Int64(self.rawValue.hashValue))
+        if let number = self.canonicalGeneratedNumber, let hash = Self.tableHash(generatedNumber: number) {
+            return hash
+        }
+        return UInt64(bitPattern: Int64(self.rawValue.hashValue)) & ~Self.generatedHashBit
+    }
+
+    /// Set in the ``tableHash`` of a generated ID, and only there: two such hashes are equal
+    /// exactly when their numbers are, so the table compares no string for them (and so never
+    /// reads a node to find one).
+    package static let generatedHashBit: UInt64 = 1 << 57
+
+    /// The ``tableHash`` of `timer-<number>`; `nil` at 2⁶¹ and beyond, where the number no longer
+    /// fits (such an ID is hashed as a string).
+    ///
+    /// The shard is the number's low six bits, so a service's consecutive timers go round the
+    /// shards. Within a shard, four consecutive numbers take four adjacent slots (a 64-byte line,
+    /// one cache miss for four timers scheduled, or cancelled, in order) and each group of four
+    /// starts at its index times an odd constant, a bijection of the slot bits: the groups of a
+    /// run of consecutive numbers never share a home slot, however many there are below the
+    /// table's size. Low bits to high: two in the group, 53 for the group, the marker bit, the
+    /// six shard bits.
+    @inline(__always)
+    package static func tableHash(generatedNumber number: UInt64) -> UInt64? {
+        guard number < 1 << 61 else { return nil }
+        let inShard = number >> 6
+        let group = ((inShard >> 2) &* 0x9E37_79B9_7F4A_7C15) & ((1 << 53) - 1)
+        return (number & 63) << 58 | Self.generatedHashBit | group << 2 | (inShard & 3)
+    }
+
+    /// The number of a generated ID in its canonical form: `timer-`, then decimal digits without
+    /// a leading zero, below 2⁶⁴; `nil` for any other string (`timer-007` is of the reserved form,
+    /// yet no service generates it: it is hashed as a string and names no generated timer).
+    @inline(__always)
+    package var canonicalGeneratedNumber: UInt64? {
+        var utf8 = self.rawValue.utf8.makeIterator()
+        for expected in "timer-".utf8 {
+            guard utf8.next() == expected else { return nil }
+        }
+        guard let first = utf8.next(), first >= UInt8(ascii: "1"), first <= UInt8(ascii: "9") else { return nil }
+        var number = UInt64(first - UInt8(ascii: "0"))
+        while let byte = utf8.next() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflow) = number.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            number = sum
+        }
+        return number
     }
 }

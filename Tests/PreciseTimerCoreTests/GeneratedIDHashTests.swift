@@ -1,0 +1,107 @@
+import PreciseTimerCore
+import PreciseTimerTesting
+import Testing
+
+/// Generated IDs are hashed from their number (``TimerID/tableHash(generatedNumber:)``) and found
+/// without comparing strings; every other ID is hashed as a string.
+@Suite("Generated IDs: the table hash from the number")
+struct GeneratedIDHashTests {
+    @Test("only the canonical form has a number: timer-, digits, no leading zero, below 2⁶⁴")
+    func canonicalForm() {
+        #expect(TimerID("timer-1").canonicalGeneratedNumber == 1)
+        #expect(TimerID("timer-18446744073709551615").canonicalGeneratedNumber == .max)
+        for other in [
+            "timer-", "timer-0", "timer-007", "timer-1x", "timer-18446744073709551616", "Timer-1", "timer1",
+            "timer-١", "session-1", "",
+        ] {
+            #expect(TimerID(other).canonicalGeneratedNumber == nil, "\(other)")
+        }
+    }
+
+    @Test("a generated ID's hash is its number's, with the marker bit; every other ID's never has the bit")
+    func markerBit() throws {
+        for number: UInt64 in [1, 2, 63, 64, 1_000_000, 1 << 40, (1 << 61) - 1] {
+            let id = TimerID(generatedNumber: number)
+            let hash = try #require(TimerID.tableHash(generatedNumber: number))
+            #expect(id.tableHash == hash)
+            #expect(hash & TimerID.generatedHashBit != 0)
+            #expect(hash >> 58 == number & 63, "the shard is the number's low six bits")
+        }
+        // Beyond 2⁶¹ the number does not fit: the string is hashed, as for any ID.
+        #expect(TimerID.tableHash(generatedNumber: 1 << 61) == nil)
+        #expect(TimerID(generatedNumber: 1 << 61).tableHash & TimerID.generatedHashBit == 0)
+        for other in ["timer-007", "timer-0", "heartbeat", "session-42.expiry", "timer-", "e\u{301}"] {
+            #expect(TimerID(other).tableHash & TimerID.generatedHashBit == 0, "\(other)")
+        }
+        // Equal IDs hash equally, however spelled (canonical equivalence).
+        #expect(TimerID("e\u{301}").tableHash == TimerID("\u{E9}").tableHash)
+    }
+
+    @Test("distinct numbers, distinct hashes; a run of consecutive numbers shares no home slot in its shard")
+    func injective() throws {
+        var seen = Set<UInt64>()
+        let count: UInt64 = 64 * 4_096
+        for number in 0..<count {
+            #expect(seen.insert(try #require(TimerID.tableHash(generatedNumber: number))).inserted)
+        }
+        // Per shard 4 096 consecutive numbers (0 is never generated, but hashes like the rest), 1 024 groups of four: in a table of 1 024 groups
+        // (4 096 slots) each group has a home of its own.
+        let groupMask: UInt64 = 1_023
+        var homes: [UInt64: Set<UInt64>] = [:]
+        for number in 0..<count {
+            let hash = try #require(TimerID.tableHash(generatedNumber: number))
+            homes[hash >> 58, default: []].insert((hash >> 2) & groupMask)
+        }
+        #expect(homes.count == 64)
+        #expect(homes.values.allSatisfy { $0.count == 1_024 })
+    }
+
+    @Test("the table tells generated IDs apart by hash alone, and a non-canonical twin names nothing")
+    func tableLookups() throws {
+        let table = TimerTable()
+        var nodes: [TimerNode] = []
+        for number: UInt64 in 1...5_000 {
+            let node = TimerNode(id: TimerID(generatedNumber: number), deadline: 0, interval: 0, options: .init()) {
+                _ in
+            }
+            node.name(node.id)
+            #expect(table.insert(node, hash: node.hash) == nil)
+            nodes.append(node)
+        }
+        let named = TimerNode(id: "timer-7-named", deadline: 0, interval: 0, options: .init()) { _ in }
+        named.name(named.id)
+        #expect(table.insert(named, hash: named.hash) == nil)
+        for node in nodes {
+            #expect(table.find(node.id, hash: node.id.tableHash) === node)
+        }
+        #expect(table.find("timer-007", hash: TimerID("timer-007").tableHash) == nil)
+        #expect(table.find("timer-5001", hash: TimerID("timer-5001").tableHash) == nil)
+        #expect(table.find("timer-7-named", hash: TimerID("timer-7-named").tableHash) === named)
+        // A duplicate generated ID is refused by hash alone.
+        let twin = TimerNode(id: "timer-42", deadline: 0, interval: 0, options: .init()) { _ in }
+        twin.name(twin.id)
+        #expect(table.insert(twin, hash: twin.hash) === nodes[41])
+        for node in nodes.prefix(2_500) {
+            #expect(table.remove(node.id, hash: node.hash) === node)
+        }
+        for node in nodes.dropFirst(2_500) {
+            #expect(table.find(node.id, hash: node.hash) === node)
+        }
+        #expect(table.count == 2_501)
+        table.removeAll { _ in }
+    }
+
+    @Test("on a service: cancel by a generated ID's string, and its non-canonical twin cancels nothing")
+    func onAService() throws {
+        let timers = TestTimerService()
+        var ids: [TimerID] = []
+        for _ in 0..<1_000 { ids.append(try timers.schedule(after: .seconds(10)) { _ in }) }
+        let seventh = ids[6]
+        #expect(seventh == "timer-7")
+        #expect(!timers.cancel("timer-007"))
+        #expect(timers.isScheduled(seventh))
+        #expect(timers.cancel(TimerID(String(seventh.rawValue))))
+        #expect(!timers.isScheduled(seventh))
+        #expect(timers.scheduledCount == 999)
+    }
+}
