@@ -25,10 +25,10 @@ import PreciseTimerCore
 /// here). The carrier's handler (on the service's thread) only takes an elapse and moves the
 /// deadline; everything that may wait runs in the task.
 ///
-/// **Identity, by ID.** `reschedule` takes an ID, not a handle, so each move first checks that
-/// the ID's generation is still the carrier's: a cancel followed by a new timer under the same ID
-/// is never moved, except in the instant between the check and the move, which the ID-keyed
-/// call cannot close (exact once the registry can reschedule by handle).
+/// **Identity, by handle.** On this package's services the carrier is moved and paused by its
+/// handle (``TimerUnitHost``), checked by generation under the registry's lock: a cancel followed
+/// by a new timer under the same ID is never moved or paused. On a conformer of your own, which
+/// only has the ID-keyed calls, each move first checks that the ID is still scheduled.
 final class TimerUnitRun: TimerUnitRecord, Sendable {
     /// One elapse of the unit: the occurrence it claims and when it is due.
     struct Elapse: Sendable {
@@ -200,7 +200,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
             self.carrierFired(tick)
         }
         self.state.withLock { $0.handle = $0.handle ?? handle }
-        if first == nil { service.pause(self.id) }
+        if first == nil { self.pauseCarrier(handle, service: service) }
         if let host = service as? any TimerUnitHost { host.units.insert(self) }
         if let store = self.store {
             Task { await self.readStore(store) }
@@ -248,7 +248,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
             }
             state.phase = next.map(Phase.waiting) ?? .elapsed
             guard Self.isCurrent(state.handle, self.id, service) else { return }
-            if next == nil { service.pause(self.id) }
+            if next == nil { self.pauseCarrier(state.handle, service: service) }
             self.move(to: next, handle: state.handle, service: service, monotonic: now, wall: wall)
         }
     }
@@ -265,13 +265,14 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
             state.handle = state.handle ?? tick.handle
             guard case .waiting(let elapse) = state.phase, elapse.isDue(monotonic: now, wall: wall) else {
                 let waiting: Elapse? = if case .waiting(let elapse) = state.phase { elapse } else { nil }
-                self.move(to: waiting, handle: nil, service: service, monotonic: now, wall: wall)
+                self.move(
+                    to: waiting, handle: tick.handle, isChecked: false, service: service, monotonic: now, wall: wall)
                 return nil
             }
             state.phase = .busy(elapse)
             state.last = elapse
             state.lastMonotonic = elapse.undelayed(monotonic: now, wall: wall)
-            self.move(to: nil, handle: nil, service: service, monotonic: now, wall: wall)
+            self.move(to: nil, handle: tick.handle, isChecked: false, service: service, monotonic: now, wall: wall)
             return elapse
         }
         guard let taken else { return }
@@ -321,7 +322,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
             let next = self.plan(&state, monotonic: now, wall: wall, initial: false)
             state.phase = next.map(Phase.waiting) ?? .elapsed
             guard Self.isCurrent(state.handle, self.id, service) else { return }
-            if next == nil { service.pause(self.id) }
+            if next == nil { self.pauseCarrier(state.handle, service: service) }
             self.move(to: next, handle: state.handle, service: service, monotonic: now, wall: wall)
         }
     }
@@ -330,15 +331,29 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
     /// ahead for a calendar elapse, so that a wall clock stepped forward is noticed within that.
     /// Called with `state` locked, so that the phase and the carrier's deadline change together
     /// (the service calls no handler under its own locks, so this nests only one way). `handle`:
-    /// moved only while it still names the carrier; `nil` from the carrier's own handler.
+    /// the carrier's, moved only while it still names the carrier; `isChecked` false from the
+    /// carrier's own handler, whose tick names it.
     private func move(
-        to elapse: Elapse?, handle: TimerHandle?, service: any TimerService, monotonic now: Int64,
-        wall: WallClockInstant
+        to elapse: Elapse?, handle: TimerHandle?, isChecked: Bool = true, service: any TimerService,
+        monotonic now: Int64, wall: WallClockInstant
     ) {
-        if let handle, !Self.isCurrent(handle, self.id, service) { return }
+        if isChecked, !Self.isCurrent(handle, self.id, service) { return }
         self.setWakeAlarm(for: elapse, monotonic: now, wall: wall)
-        let deadline = self.carrierDeadline(for: elapse, monotonic: now, wall: wall)
-        _ = try? service.reschedule(self.id, at: MonotonicInstant(nanoseconds: deadline))
+        let deadline = MonotonicInstant(nanoseconds: self.carrierDeadline(for: elapse, monotonic: now, wall: wall))
+        if let handle, let host = service as? any TimerUnitHost {
+            _ = host.reschedule(handle, at: deadline)
+        } else {
+            _ = try? service.reschedule(self.id, at: deadline)
+        }
+    }
+
+    /// Pauses the carrier: by its handle where the service can (see ``TimerUnitHost``).
+    private func pauseCarrier(_ handle: TimerHandle?, service: any TimerService) {
+        if let handle, let host = service as? any TimerUnitHost {
+            _ = host.pause(handle)
+        } else {
+            service.pause(self.id)
+        }
     }
 
     /// Arms `WakeSystem=`'s alarm at `elapse` (its own deadline, not the carrier's capped one), or

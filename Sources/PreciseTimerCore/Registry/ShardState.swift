@@ -189,12 +189,15 @@ package struct ShardState {
 
     // MARK: Control
 
-    /// Moves a timer's next deadline (see ``TimerService/reschedule(_:at:)``).
-    /// Returns whether the timer exists and whether the loop must be woken.
+    /// Moves a timer's next deadline (see ``TimerService/reschedule(_:at:)``); with a
+    /// `generation`, only the timer of that generation (a handle's). Returns whether the timer
+    /// exists and whether the loop must be woken.
     package mutating func reschedule(
-        _ id: TimerID, hash: UInt64, to deadline: Int64, now: Int64
+        _ id: TimerID, hash: UInt64, to deadline: Int64, now: Int64, generation: UInt64? = nil
     ) -> (found: Bool, wake: Bool) {
-        guard let node = self.timers.find(id, hash: hash) else { return (false, false) }
+        guard let node = self.timers.find(id, hash: hash), generation == nil || node.sequence == generation else {
+            return (false, false)
+        }
         switch node.state {
         case .pending where node.clock == nil && deadline >= node.deadline:
             // Later (an idle timeout pushed on): lazy extension. The heap entry stays where it is,
@@ -222,9 +225,12 @@ package struct ShardState {
         }
     }
 
-    /// Pauses a timer; returns whether it exists.
-    package mutating func pause(_ id: TimerID, hash: UInt64, now: Int64) -> Bool {
-        guard let node = self.timers.find(id, hash: hash) else { return false }
+    /// Pauses a timer (with a `generation`, only the timer of that generation); returns whether
+    /// it exists.
+    package mutating func pause(_ id: TimerID, hash: UInt64, now: Int64, generation: UInt64? = nil) -> Bool {
+        guard let node = self.timers.find(id, hash: hash), generation == nil || node.sequence == generation else {
+            return false
+        }
         switch node.state {
         case .pending:
             self.invalidate(node)

@@ -17,16 +17,39 @@ extension TimerCore {
         try self.move(id) { now throws(PreciseTimerError) in try TimerRequest.validated(deadline, now: now, id: id) }
     }
 
-    /// Moves the timer to the deadline `deadline(now)` gives, with one clock reading for both.
+    /// Moves the timer `handle` names, and only that one (not a newer timer under its ID), to
+    /// `deadline`; returns whether it still exists.
+    @discardableResult
+    package func reschedule(_ handle: TimerHandle, at deadline: MonotonicInstant) throws(PreciseTimerError) -> Bool {
+        try self.move(handle.id, generation: handle.generation) { now throws(PreciseTimerError) in
+            try TimerRequest.validated(deadline, now: now, id: handle.id)
+        }
+    }
+
+    /// Pauses the timer `handle` names, and only that one; returns whether it still exists.
+    @discardableResult
+    package func pause(_ handle: TimerHandle) -> Bool {
+        let now = self.doorbell.now()
+        let hash = handle.id.tableHash
+        return self.shards[self.shard(for: hash)].withLock {
+            $0.pause(handle.id, hash: hash, now: now, generation: handle.generation)
+        }
+    }
+
+    /// Moves the timer to the deadline `deadline(now)` gives, with one clock reading for both;
+    /// with a `generation`, only the timer of that generation.
     @inline(__always)
-    func move(_ id: TimerID, to deadline: (Int64) throws(PreciseTimerError) -> Int64) throws(PreciseTimerError) -> Bool
-    {
+    func move(
+        _ id: TimerID, generation: UInt64? = nil, to deadline: (Int64) throws(PreciseTimerError) -> Int64
+    ) throws(PreciseTimerError) -> Bool {
         let hash = id.tableHash
         let shard = self.shard(for: hash)
         self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: hash))  // Overlaps the clock and the lock.
         let now = self.doorbell.now()
         let deadline = try deadline(now)
-        let (found, wake) = self.shards[shard].withLock { $0.reschedule(id, hash: hash, to: deadline, now: now) }
+        let (found, wake) = self.shards[shard].withLock {
+            $0.reschedule(id, hash: hash, to: deadline, now: now, generation: generation)
+        }
         if wake { self.wakeLoop(for: shard, deadline: deadline) }
         return found
     }

@@ -12,9 +12,16 @@ package protocol TimerUnitHost: TimerService {
     /// The units scheduled on this service, and when the service started (`OnStartupSec=`).
     var units: TimerUnitTable { get }
 
-    /// Whether `handle` still names the timer scheduled under its ID (a unit re-arms its timer
-    /// by ID, and must not move a newer timer that took the ID after a cancel).
+    /// Whether `handle` still names the timer scheduled under its ID.
     func isCurrent(_ handle: TimerHandle) -> Bool
+
+    /// Moves the timer `handle` names to `deadline`, never a newer timer that took its ID after
+    /// a cancel (a unit moves its carrier after every run); returns whether it still exists.
+    func reschedule(_ handle: TimerHandle, at deadline: MonotonicInstant) -> Bool
+
+    /// Pauses the timer `handle` names, never a newer timer under its ID; returns whether it
+    /// still exists.
+    func pause(_ handle: TimerHandle) -> Bool
 
     /// Logs a unit's event (an elapse dropped, a store that failed) with the service's logger.
     func logUnitEvent(_ message: String, id: TimerID, detail: String)
@@ -32,6 +39,18 @@ extension TimerCoreService {
     package func isCurrent(_ handle: TimerHandle) -> Bool {
         guard !self.core.isInherited else { return false }
         return self.core.generation(of: handle.id) == handle.generation
+    }
+
+    /// Moves the timer `handle` names, checked by generation under the shard's lock.
+    package func reschedule(_ handle: TimerHandle, at deadline: MonotonicInstant) -> Bool {
+        guard !self.core.isInherited else { return false }
+        return (try? self.core.reschedule(handle, at: deadline)) ?? false
+    }
+
+    /// Pauses the timer `handle` names, checked by generation under the shard's lock.
+    package func pause(_ handle: TimerHandle) -> Bool {
+        guard !self.core.isInherited else { return false }
+        return self.core.pause(handle)
     }
 
     /// No alarm clock by default: ``PreciseTimerError/Code/invalidConfiguration``. `PreciseTimer`
