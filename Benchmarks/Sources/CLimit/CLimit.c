@@ -607,3 +607,76 @@ done:
     free(handles);
     return status;
 }
+
+// MARK: The touch floor
+
+/// A slot of the touch floor's table: the ID's hash, its inline key and the timer's deadline,
+/// 32 bytes, two to a cache line.
+typedef struct {
+    uint64_t hash;
+    uint64_t word[2];
+    int64_t deadline;
+} touch_slot;
+
+int climit_touch_floor(
+    int pending, const uint32_t *delays_ms, int touches, const int32_t *touched, double *wall_per_touch,
+    double *cpu_per_touch) {
+    if (pending <= 0 || touches <= 0) return -1;
+    size_t capacity = 16;
+    while (capacity < 2 * (size_t)pending) capacity *= 2;
+    size_t mask = capacity - 1;
+    touch_slot *slots = aligned_alloc(64, capacity * sizeof *slots);
+    // The caller's IDs, as every peer keeps its handles: 16-byte inline keys, `timer-` and the number.
+    key_probe *keys = malloc((size_t)pending * sizeof *keys);
+    char (*names)[26] = malloc((size_t)pending * sizeof *names);
+    if (slots == NULL || keys == NULL || names == NULL) {
+        free(slots);
+        free(keys);
+        free(names);
+        return -1;
+    }
+    memset(slots, 0, capacity * sizeof *slots);
+    const uint64_t seed = UINT64_C(0x9e3779b97f4a7c15);
+    int64_t start = now_ns();
+    for (int i = 0; i < pending; i++) {
+        size_t length = generated_id(names[i], (uint64_t)i + 1);
+        keys[i] = make_probe(names[i], length);
+        uint64_t hash = hash_id(names[i], length, seed) | 1;  // 0 marks an empty slot.
+        size_t index = hash & mask;
+        while (slots[index].hash != 0) index = (index + 1) & mask;
+        slots[index] = (touch_slot){
+            .hash = hash, .word = {keys[i].word[0], keys[i].word[1]},
+            .deadline = start + (int64_t)delays_ms[i] * 1000000};
+    }
+    int failures = 0;
+    int64_t cpu0 = process_cpu_ns(), t0 = now_ns();
+    for (int k = 0; k < touches; k++) {
+        int32_t i = touched[k];
+        if (i < 0 || i >= pending) {
+            failures++;
+            continue;
+        }
+        const key_probe *key = &keys[i];
+        uint64_t hash = hash_id(key->bytes, key->length, seed) | 1;
+        int64_t deadline = now_ns() + ((int64_t)delays_ms[i] + 3600000) * 1000000;
+        size_t index = hash & mask;
+        while (slots[index].hash != 0
+               && !(slots[index].hash == hash && slots[index].word[0] == key->word[0]
+                    && slots[index].word[1] == key->word[1])) {
+            index = (index + 1) & mask;
+        }
+        if (slots[index].hash == 0) {
+            failures++;
+        } else {
+            slots[index].deadline = deadline;  // Lazy: the heap entry stays, filed early.
+        }
+    }
+    int64_t wall = now_ns() - t0, cpu = process_cpu_ns() - cpu0;
+    free(slots);
+    free(keys);
+    free(names);
+    if (failures != 0) return -1;
+    *wall_per_touch = (double)wall / touches;
+    *cpu_per_touch = (double)cpu / touches;
+    return 0;
+}

@@ -66,6 +66,8 @@ extension BenchmarkRun {
         var cost: [Peer: [CancelOrder: [[String: Double]]]] = [:]
         var storms: [Peer: [[String: Double]]] = [:]
         var drawsDiffer: Set<Peer> = []
+        // The least a touch by string ID costs here (C, one slot per timer): the touch rows' floor.
+        var touchFloors: [[String: Double]] = []
         let checks = Dictionary(
             uniqueKeysWithValues: CancelOrder.allCases.map { order in
                 let touches = order == .random ? plan.controlOps : 0
@@ -84,6 +86,12 @@ extension BenchmarkRun {
                     case .failure(let skip): skipped[peer] = skip.reason
                     }
                 }
+            }
+            Self.log("peers: round \(round) of \(plan.peerRounds), the C touch floor")
+            if case .success(let result) = ProbeLauncher.run(
+                .peerCost(.climit, .random, pending: plan.pending, pairs: plan.pairs, touches: plan.controlOps))
+            {
+                touchFloors.append(result.figures)
             }
             for peer in Peer.allCases where skipped[peer] == nil {
                 Self.log("peers: round \(round) of \(plan.peerRounds), \(peer.label), storm")
@@ -112,14 +120,14 @@ extension BenchmarkRun {
         }
 
         self.reportPeers(
-            cost: cost, storms: storms, lateness: lateness, floor: floor, skipped: skipped, drawsDiffer: drawsDiffer,
-            load: (loadBefore, Self.loadAverage()))
+            cost: cost, storms: storms, lateness: lateness, floor: floor, touchFloors: touchFloors, skipped: skipped,
+            drawsDiffer: drawsDiffer, load: (loadBefore, Self.loadAverage()))
     }
 
     private mutating func reportPeers(
         cost: [Peer: [CancelOrder: [[String: Double]]]], storms: [Peer: [[String: Double]]],
-        lateness: [Peer: LatenessRun], floor: LatenessRun, skipped: [Peer: String], drawsDiffer: Set<Peer>,
-        load: (String, String)
+        lateness: [Peer: LatenessRun], floor: LatenessRun, touchFloors: [[String: Double]], skipped: [Peer: String],
+        drawsDiffer: Set<Peer>, load: (String, String)
     ) {
         let plan = self.plan
         self.report.section(
@@ -159,8 +167,14 @@ extension BenchmarkRun {
         row("schedule alone: CPU/timer (ns)", "fillCpu", both)
         row("memory per pending timer (B)", "bytes", note: "RSS growth over the fill", both)
         let touchNote = "\(Format.count(plan.controlOps)) touches: reschedule(_:after:) · evtimer_add · Reset · reset"
-        row("idle-timeout touch, push a deadline later: wall (ns)", "touchWall", note: touchNote, random)
-        row("idle-timeout touch: CPU (ns)", "touchCpu", note: "tokio: a task's sleep has no touch", random)
+        let touchFloor = { (key: String) in Self.median(touchFloors.compactMap { $0[key] }) }
+        row(
+            "idle-timeout touch, push a deadline later: wall (ns)", "touchWall", note: touchNote,
+            floorValue: touchFloor("touchWall"), random)
+        row(
+            "idle-timeout touch: CPU (ns)", "touchCpu",
+            note: "tokio: a task's sleep has no touch; floor: C, hash + one slot + write (climit_touch_floor)",
+            floorValue: touchFloor("touchCpu"), random)
         row(
             "storm, \(Format.count(plan.stormCount)) due at once: deadline → first handler (ms)", "first",
             format: Format.milli, stormRuns)

@@ -90,6 +90,21 @@ enum PeerBenchmark {
         return figures
     }
 
+    /// The touch floor (`climit_touch_floor`): the least a touch by string ID costs at `pending`
+    /// timers, with the random order's draws (its touched IDs and delays).
+    static func touchFloor(pending: Int, pairs: Int, touches: Int) throws -> [String: Double] {
+        let draws = PeerDraws(order: .random, pending: pending, pairs: pairs, touches: touches, seed: Self.seed)
+        var (wall, cpu) = (0.0, 0.0)
+        let status = draws.delaysMs.withUnsafeBufferPointer { delays in
+            draws.touched.withUnsafeBufferPointer { touched in
+                climit_touch_floor(
+                    Int32(pending), delays.baseAddress!, Int32(touches), touched.baseAddress!, &wall, &cpu)
+            }
+        }
+        guard status == 0 else { throw BenchmarkSkip(reason: "the C touch floor failed") }
+        return ["touchWall": wall, "touchCpu": cpu]
+    }
+
     /// The storm on raw libevent: `count` timers due at one instant, the loop on this thread.
     static func stormLibevent(count: Int) throws -> [String: Double] {
         var (first, last, overrun) = (0.0, 0.0, 0.0)

@@ -40,6 +40,9 @@ extension Probe {
         case .peerCost(.libevent, let order, let pending, let pairs, let touches):
             let figures = try PeerBenchmark.costLibevent(order: order, pending: pending, pairs: pairs, touches: touches)
             (result, keepAlive) = (ProbeResult(figures: figures), nil)
+        case .peerCost(.climit, _, let pending, let pairs, let touches):
+            let figures = try PeerBenchmark.touchFloor(pending: pending, pairs: pairs, touches: touches)
+            (result, keepAlive) = (ProbeResult(figures: figures), nil)
         case .peerCost(let kind, let order, let pending, let pairs, let touches):
             guard kind == .precise else { throw BenchmarkSkip(reason: "no peers row for \(kind.rawValue)") }
             let (figures, service) = try PeerBenchmark.costPrecise(
