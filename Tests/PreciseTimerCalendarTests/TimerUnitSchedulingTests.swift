@@ -49,13 +49,9 @@ private final class Runs: Sendable {
     }
 }
 
-/// Polls in real time (1 ms steps, up to 20 s) until `condition` holds.
+/// Polls in real time until `condition` holds (``Polling/until(timeout:_:)``).
 private func eventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<20_000 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
+    await Polling.until(condition)
 }
 
 /// Waits until the unit has nothing under way, or its handler (or a store retry) waits on a

@@ -1,4 +1,5 @@
 import PreciseTimer
+import PreciseTimerTesting
 import Testing
 
 /// Collects values from handlers on any thread; tests await a count with a deadline, so a
@@ -14,14 +15,10 @@ final class Recorder<Value: Sendable>: Sendable {
     var values: [Value] { self.storage.withLock { $0 } }
     var count: Int { self.storage.withLock { $0.count } }
 
-    /// Waits until at least `count` values were recorded, polling every millisecond for up to
-    /// 10 s; records an issue if they never come.
+    /// Waits until at least `count` values were recorded (``Polling/until(timeout:_:)``); records
+    /// an issue if they never come.
     func wait(forCount count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while clock.now < deadline, self.count < count {
-            try? await Task.sleep(for: .milliseconds(1))
-        }
+        _ = await Polling.until { self.count >= count }
         #expect(self.count >= count, "expected \(count) values, got \(self.count)", sourceLocation: sourceLocation)
     }
 }

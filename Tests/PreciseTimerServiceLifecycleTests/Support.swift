@@ -1,6 +1,7 @@
 // Test helpers lock with the package's SemaphoreGuarded, not Synchronization.Mutex: ThreadSanitizer
 // does not see the futex a Mutex waits on and reports races that are not there.
 import PreciseTimer
+import PreciseTimerTesting
 import Testing
 
 #if canImport(Glibc)
@@ -18,16 +19,10 @@ final class Events: Sendable {
 
     var values: [String] { self.storage.withLock { $0 } }
 
-    /// Waits until `condition` holds, polling every millisecond; `true` if it held in time.
+    /// Waits until `condition` holds (``Polling/until(timeout:_:)``); `true` if it held in time.
     @discardableResult
-    func wait(timeout: Duration = .seconds(10), until condition: ([String]) -> Bool) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while clock.now < deadline {
-            if self.storage.withLock({ condition($0) }) { return true }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return self.storage.withLock { condition($0) }
+    func wait(timeout: Duration = .zero, until condition: ([String]) -> Bool) async -> Bool {
+        await Polling.until(timeout: timeout) { self.storage.withLock { condition($0) } }
     }
 }
 

@@ -356,7 +356,7 @@ private final class BrokenScheduleCounter: TimerMetricsRecorder {
     func timerScheduleBroke() { self.broke.add(1, ordering: .relaxed) }
 }
 
-/// Runs `body` on a thread of its own and waits for it at most `timeout`, without blocking a
+/// Runs `body` on a thread of its own and waits for it (at least `timeout`, see ``Polling``), without blocking a
 /// Swift-concurrency thread. Returns whether it finished (a deadlocked body leaks its thread).
 func runOnThread(timeout: Duration, _ body: @escaping @Sendable () -> Void) async -> Bool {
     let done = DoneFlag()
@@ -364,12 +364,7 @@ func runOnThread(timeout: Duration, _ body: @escaping @Sendable () -> Void) asyn
         body()
         done.value.store(true, ordering: .releasing)
     }
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline, !done.value.load(ordering: .acquiring) {
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return done.value.load(ordering: .acquiring)
+    return await Polling.until(timeout: timeout) { done.value.load(ordering: .acquiring) }
 }
 
 private final class DoneFlag: Sendable {

@@ -229,14 +229,8 @@ struct LoggingTests {
         #expect((entry.error as? PreciseTimerError)?.code == .libeventFailure)
     }
 
-    /// Polls `condition` every millisecond for up to 10 s.
+    /// Polls `condition` every millisecond (``Polling/until(timeout:_:)``).
     private static func wait(until condition: () -> Bool) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while clock.now < deadline {
-            if condition() { return true }
-            await pause(.milliseconds(1))
-        }
-        return condition()
+        await Polling.until(condition)
     }
 }

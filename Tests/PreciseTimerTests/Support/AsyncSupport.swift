@@ -38,13 +38,7 @@ enum SleepOutcome: Sendable, Hashable, CustomStringConvertible {
 /// sleep that does end at it).
 let resumptionBound: Duration = .seconds(120)
 
-/// Polls `condition` every millisecond; `true` if it held before `timeout`.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
+/// Polls `condition` every millisecond; `true` if it held in time (``Polling/until(timeout:_:)``).
+func eventually(timeout: Duration = .zero, _ condition: () -> Bool) async -> Bool {
+    await Polling.until(timeout: timeout, condition)
 }

@@ -1,6 +1,7 @@
 // Test helpers lock with the package's SemaphoreGuarded, not Synchronization.Mutex: ThreadSanitizer
 // does not see the futex a Mutex waits on and reports races that are not there.
 import PreciseTimer
+import PreciseTimerTesting
 import Testing
 
 /// Collects values from handlers on any thread; tests await a condition with a deadline, so a
@@ -17,23 +18,18 @@ final class Recorder<Value: Sendable>: Sendable {
     var values: [Value] { self.storage.withLock { $0 } }
     var count: Int { self.storage.withLock { $0.count } }
 
-    /// Waits until `condition` holds for the recorded values, polling every millisecond.
-    /// - Returns: `true` if it held before `timeout`.
+    /// Waits until `condition` holds for the recorded values (``Polling/until(timeout:_:)``: at
+    /// least 120 s, whatever `timeout` says).
+    /// - Returns: `true` if it held in time.
     @discardableResult
-    func wait(timeout: Duration = .seconds(10), until condition: ([Value]) -> Bool) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while clock.now < deadline {
-            if self.storage.withLock({ condition($0) }) { return true }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return self.storage.withLock { condition($0) }
+    func wait(timeout: Duration = .zero, until condition: ([Value]) -> Bool) async -> Bool {
+        await Polling.until(timeout: timeout) { self.storage.withLock { condition($0) } }
     }
 
     /// Waits until at least `count` values were recorded; records an issue if they never come.
     @discardableResult
     func wait(
-        forCount count: Int, timeout: Duration = .seconds(10),
+        forCount count: Int, timeout: Duration = .zero,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> [Value] {
         let reached = await self.wait(timeout: timeout) { $0.count >= count }

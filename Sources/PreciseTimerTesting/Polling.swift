@@ -1,0 +1,24 @@
+/// Waiting in real time for something another thread does, in tests.
+///
+/// Every wait of the suites polls through here, so they share one bound: at least
+/// ``minimumWait``. A test that passes returns as soon as its condition holds; the bound only
+/// decides how long a failing one takes to say so. It is long because the suite runs all at
+/// once on two shared cores, and under ThreadSanitizer beside a build a task waited 74 s for a
+/// cooperative thread (and the threads it waits on for the CPU).
+package enum Polling {
+    /// The least any wait allows: 120 s.
+    package static let minimumWait: Duration = .seconds(120)
+
+    /// Polls `condition` every millisecond until it holds; `true` if it did within
+    /// `max(timeout, minimumWait)` (it is asked once more at the end, so a waiter resumed late
+    /// still sees what happened meanwhile).
+    package static func until(timeout: Duration = .zero, _ condition: () -> Bool) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + max(timeout, Self.minimumWait)
+        while clock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return condition()
+    }
+}
