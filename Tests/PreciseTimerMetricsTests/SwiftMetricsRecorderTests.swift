@@ -184,7 +184,7 @@ struct SwiftMetricsRecorderTests {
         #expect(Int64(lateness.count) == 7 + tickerCalls + 1)
         #expect(lateness.allSatisfy { $0 >= 0 })
 
-        try timers.schedule(id: "pending", after: .seconds(60)) { _ in }
+        try timers.schedule(id: "pending", after: .seconds(3_600)) { _ in }
         #expect(try readings.pending == 1)
         timers.shutdown()
         #expect(try readings.pending == 0)

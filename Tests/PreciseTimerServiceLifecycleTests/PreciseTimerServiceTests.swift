@@ -216,7 +216,7 @@ struct PreciseTimerServiceTests {
         let logger = Logger(label: "test", factory: { _ in handler })
         for _ in 0..<50 {
             let timers = try PreciseTimer(configuration: .init(logger: logger, shutdownGracePeriod: .zero))
-            try timers.schedule(after: .seconds(60)) { _ in }
+            try timers.schedule(after: .seconds(3_600)) { _ in }
             await testGracefulShutdown { trigger in
                 let running = Task { await timers.run() }
                 trigger.triggerGracefulShutdown()

@@ -21,7 +21,7 @@ extension BadInputMatrixTests {
             try timers.schedule(id: id, after: .seconds(600)) { fired.append($0.id) }
         }
         // IDs compare as Swift strings, by canonical equivalence: precomposed "é" is the same ID.
-        try timers.schedule(id: "cafe\u{301}", after: .seconds(60)) { _ in }
+        try timers.schedule(id: "cafe\u{301}", after: .seconds(3_600)) { _ in }
         #expect { try timers.schedule(id: "caf\u{E9}", after: .seconds(1)) { _ in } } throws: {
             ($0 as? PreciseTimerError)?.code == .duplicateID
         }
@@ -61,7 +61,7 @@ extension BadInputMatrixTests {
         #expect(!generatedHandle.token(on: timers).cancel())
         timers.cancelTask(task)
         #expect(!timers.isScheduled("once"))
-        try timers.schedule(id: "once", after: .seconds(60)) { _ in }
+        try timers.schedule(id: "once", after: .seconds(3_600)) { _ in }
         #expect(timers.scheduledIDs == ["once"])
         await pause(Bounds.quiet)
         #expect(fired.count == 3, "a fired one-shot ran again")

@@ -236,7 +236,7 @@ struct BadInputMatrixTests {
         defer { timers.shutdown() }
         let takenCanary = Canary()
         let taken = WeakProbe(takenCanary)
-        try timers.schedule(id: "taken", after: .seconds(60), Self.handler(takenCanary))
+        try timers.schedule(id: "taken", after: .seconds(3_600), Self.handler(takenCanary))
         var canary: Canary? = Canary()
         let refused = WeakProbe(canary!)
         switch badCase.expected {

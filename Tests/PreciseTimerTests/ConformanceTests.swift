@@ -150,7 +150,7 @@ struct ConformanceTests {
         defer { timers.shutdown() }
         var seen = Set<TimerID>()
         for _ in 0..<200 {
-            let id = try timers.schedule(after: .seconds(60)) { _ in }
+            let id = try timers.schedule(after: .seconds(3_600)) { _ in }
             #expect(seen.insert(id).inserted, "\(id) was handed out twice")
             timers.cancel(id)
         }
@@ -158,12 +158,12 @@ struct ConformanceTests {
         #expect(throws: PreciseTimerError(.reservedID, id: seen.first!)) {
             try timers.schedule(id: seen.first!, after: .seconds(1)) { _ in }
         }
-        let live = try timers.schedule(id: "live", after: .seconds(60)) { _ in }
+        let live = try timers.schedule(id: "live", after: .seconds(3_600)) { _ in }
         #expect(throws: PreciseTimerError(.duplicateID, id: live)) {
             try timers.schedule(id: live, after: .seconds(1)) { _ in }
         }
         timers.cancel(live)
-        try timers.schedule(id: live, after: .seconds(60)) { _ in }
+        try timers.schedule(id: live, after: .seconds(3_600)) { _ in }
         #expect(timers.isScheduled(live))
     }
 

@@ -63,7 +63,7 @@ extension ControlConformanceTests {
         switch operation {
         case "cancel": #expect(timers.cancel("hop"))
         case "pause": #expect(timers.pause("hop"))
-        default: #expect(try timers.reschedule("hop", after: .seconds(60)))
+        default: #expect(try timers.reschedule("hop", after: .seconds(3_600)))
         }
         gate.signal()
         await pause(Bounds.quiet)
@@ -142,7 +142,7 @@ extension ControlConformanceTests {
         defer { timers.shutdown() }
         #expect(timers.scheduledCount == 0)
         for index in 0..<100 {
-            try timers.schedule(id: TimerID("c\(index)"), after: .seconds(60)) { _ in }
+            try timers.schedule(id: TimerID("c\(index)"), after: .seconds(3_600)) { _ in }
         }
         #expect(timers.pause("c0"))
         #expect(timers.scheduledCount == 100)

@@ -172,7 +172,7 @@ struct GracefulShutdownTests {
             var refused = 0
             for _ in 0..<count {
                 let timers = try PreciseTimer()
-                try timers.schedule(after: .seconds(60)) { _ in }  // pending, never running
+                try timers.schedule(after: .seconds(3_600)) { _ in }  // pending, never running
                 if await !timers.shutdown(gracePeriod: grace) { refused += 1 }
             }
             #expect(refused == 0, "\(refused) of \(count) idle services reported a running handler (grace \(grace))")

@@ -136,8 +136,8 @@ struct LifetimeTests {
     func refusedHandlerReleasedOutsideLock(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         defer { timers.shutdown() }
-        try timers.schedule(id: "taken", after: .seconds(60)) { _ in }
-        let victim = try timers.scheduleTimer(.after(.seconds(60))) { _ in }
+        try timers.schedule(id: "taken", after: .seconds(3_600)) { _ in }
+        let victim = try timers.scheduleTimer(.after(.seconds(3_600))) { _ in }
         let outcome = Recorder<String>()
         detachThread {
             do {

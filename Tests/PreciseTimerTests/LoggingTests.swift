@@ -162,7 +162,7 @@ struct LoggingTests {
         let timers = try PreciseTimer(configuration: .init(logger: logger, stallThreshold: .seconds(5)))
         let ticks = Recorder<Tick>()
         try timers.scheduleRepeating(id: "beat", every: .milliseconds(1)) { ticks.append($0) }
-        try timers.schedule(id: "gone", after: .seconds(60)) { _ in }
+        try timers.schedule(id: "gone", after: .seconds(3_600)) { _ in }
         await ticks.wait(forCount: 20)
         timers.cancel("gone")
         timers.shutdown()
