@@ -25,7 +25,7 @@ struct FleetTests {
         for run in 1...max(1, runs) {
             let table = PostgresServer.freshTable("fleet")
             let directory = try TestFiles.temporaryDirectory(prefix: "precise-timer-fleet")
-            let timeline = try await FleetScenario.blocking {
+            let timeline = try await ChildProcess.blocking {
                 try FleetScenario.scenario(runner: runner, directory: directory, table: table, killPhase: killPhase)
             }
             let claimed = try await PostgresServer.withClient { client in

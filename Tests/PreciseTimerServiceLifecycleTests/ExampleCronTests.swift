@@ -31,7 +31,7 @@ struct ExampleCronTests {
         let stdout = directory + "/stdout.txt"
         // SIGTERM once three runs are on file and echo.service has printed (an instrumented runner
         // on a loaded machine can take seconds to start), or after 90 s at the latest.
-        let run = await CronRun.blocking {
+        let run = await ChildProcess.blocking {
             CronRun.run(
                 runner, ["--units", directory + "/units", "--state", directory + "/state"],
                 signal: SIGTERM, after: .seconds(90), output: stdout
@@ -68,7 +68,7 @@ struct ExampleCronTests {
         let log = directory + "/runs.log"
         let restarts = 20
         let maxRun = "1500ms"
-        let run = await CronRun.blocking {
+        let run = await ChildProcess.blocking {
             CronRun.run(
                 runner,
                 [
@@ -104,84 +104,34 @@ struct ExampleCronTests {
     }
 }
 
-/// Spawning and reaping `example-cron`; every call blocks its thread.
+/// Running `example-cron` (``ChildProcess``); blocks its thread.
 enum CronRun {
-    enum Outcome: Equatable, CustomStringConvertible {
-        case exited(Int32)
-        case killed(Int32)
-        /// Still running after the bound (then killed with SIGKILL).
-        case hung
-        case notStarted(Int32)
-
-        var description: String {
-            switch self {
-            case .exited(let status): "exited \(status)"
-            case .killed(let signal): "killed by signal \(signal)"
-            case .hung: "still running after the bound"
-            case .notStarted(let error): "not started: errno \(error)"
-            }
-        }
-    }
-
-    /// Runs `body` on a thread of its own (it blocks), never on the cooperative pool.
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            detachThread { continuation.resume(returning: body()) }
-        }
-    }
-
     /// Starts `path` with `arguments` (stdout and stderr to `output`); with a `signal`, sends it
     /// once `ready` answers true (polled every 10 ms) or after `delay` at the latest, and gives the
     /// process 15 s to exit; without, waits up to `delay` for it.
     static func run(
         _ path: String, _ arguments: [String], signal: Int32?, after delay: Duration, output: String,
         when ready: () -> Bool = { false }
-    )
-        -> Outcome
-    {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = withSupervisorSpawnAttributes { posix_spawn(&pid, path, &actions, &$0, argv, environ) }
-        guard spawned == 0 else { return .notStarted(spawned) }
+    ) -> ChildProcess.Outcome {
+        let pid: pid_t
+        switch ChildProcess.spawn(path, arguments, output: output) {
+        case .success(let spawned): pid = spawned
+        case .failure(let error): return .notStarted("posix_spawn: \(error.code)")
+        }
         guard let signal else {
-            if let outcome = self.reap(pid, within: delay) { return outcome }
-            kill(pid, SIGKILL)
-            _ = self.reap(pid, within: .seconds(60))
+            if let outcome = ChildProcess.reap(pid, within: delay) { return outcome }
+            ChildProcess.kill(pid)
             return .hung
         }
         let deadline = ContinuousClock.now + delay
         while ContinuousClock.now < deadline, !ready() {
             // An early exit is the outcome: nothing left to signal.
-            if let outcome = self.reap(pid, within: .zero) { return outcome }
+            if let outcome = ChildProcess.reap(pid, within: .zero) { return outcome }
             usleep(10_000)
         }
         kill(pid, signal)
-        if let outcome = self.reap(pid, within: .seconds(15)) { return outcome }
-        kill(pid, SIGKILL)
-        _ = self.reap(pid, within: .seconds(60))
+        if let outcome = ChildProcess.reap(pid, within: .seconds(15)) { return outcome }
+        ChildProcess.kill(pid)
         return .hung
-    }
-
-    /// Waits for the child to end, polling every millisecond; nil if it still runs after `bound`.
-    private static func reap(_ pid: pid_t, within bound: Duration) -> Outcome? {
-        let deadline = ContinuousClock.now + bound
-        while true {
-            var status: Int32 = 0
-            let result = waitpid(pid, &status, WNOHANG)
-            if result == pid {
-                // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
-                let signal = status & 0x7f
-                return signal == 0 ? .exited((status >> 8) & 0xff) : .killed(signal)
-            }
-            if result < 0, errno != EINTR { return .notStarted(errno) }
-            if ContinuousClock.now >= deadline { return nil }
-            usleep(1_000)
-        }
     }
 }

@@ -110,23 +110,7 @@ private let recordUSR2: @convention(c) (Int32) -> Void = { _ in
 
 /// One spawn of the probe.
 struct ProbeRun: Sendable {
-    enum Outcome: Equatable, Sendable, CustomStringConvertible {
-        case exited(Int32)
-        case killed(Int32)
-        /// Still running `gracePeriod` after the signal (then killed with SIGKILL).
-        case hung
-        /// No `started` line: the spawn or the probe failed.
-        case notStarted(String)
-
-        var description: String {
-            switch self {
-            case .exited(let status): "exited \(status)"
-            case .killed(let signal): "killed by signal \(signal)"
-            case .hung: "still running after the grace period"
-            case .notStarted(let reason): "not started: \(reason)"
-            }
-        }
-    }
+    typealias Outcome = ChildProcess.Outcome
 
     let delay: Duration
     let outcome: Outcome
@@ -150,7 +134,7 @@ struct ProbeRun: Sendable {
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), nil]
         defer { argv.forEach { free($0) } }
-        let spawned = withSupervisorSpawnAttributes { attributes in
+        let spawned = ChildProcess.withSupervisorSpawnAttributes { attributes in
             childEnvironment.withPointers { posix_spawn(&pid, path, &actions, &attributes, argv, $0) }
         }
         close(pipeEnds[1])
@@ -160,16 +144,15 @@ struct ProbeRun: Sendable {
 
         guard waitForStarted(pipeEnds[0], timeoutMilliseconds: 60_000) else {
             kill(pid, SIGKILL)
-            let outcome = reap(pid, within: .seconds(60)) ?? .hung
+            let outcome = ChildProcess.reap(pid, within: .seconds(60)) ?? .hung
             return ProbeRun(delay: delay, outcome: .notStarted("no started line; then \(outcome)"))
         }
         usleep(UInt32(delay.components.attoseconds / 1_000_000_000_000 + delay.components.seconds * 1_000_000))
         kill(pid, SIGTERM)
-        if let outcome = reap(pid, within: gracePeriod) {
+        if let outcome = ChildProcess.reap(pid, within: gracePeriod) {
             return ProbeRun(delay: delay, outcome: outcome)
         }
-        kill(pid, SIGKILL)
-        _ = reap(pid, within: .seconds(60))
+        ChildProcess.kill(pid)
         return ProbeRun(delay: delay, outcome: .hung)
     }
 
@@ -202,23 +185,6 @@ struct ProbeRun: Sendable {
             received.append(byte)
         }
         return true
-    }
-
-    /// Waits for the child to end, polling every millisecond; nil if it still runs after `bound`.
-    private static func reap(_ pid: pid_t, within bound: Duration) -> Outcome? {
-        let deadline = ContinuousClock.now + bound
-        while true {
-            var status: Int32 = 0
-            let result = waitpid(pid, &status, WNOHANG)
-            if result == pid {
-                // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
-                let signal = status & 0x7f
-                return signal == 0 ? .exited((status >> 8) & 0xff) : .killed(signal)
-            }
-            if result < 0, errno != EINTR { return .notStarted("waitpid: errno \(errno)") }
-            if ContinuousClock.now >= deadline { return nil }
-            usleep(1_000)
-        }
     }
 }
 

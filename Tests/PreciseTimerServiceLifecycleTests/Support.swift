@@ -49,22 +49,3 @@ func finishes(_ task: Task<Void, Never>, within timeout: Duration) async -> Bool
     if !finished { waiter.cancel() }
     return finished
 }
-
-/// Spawn attributes for a child started as a supervisor starts a daemon: no signal blocked (the
-/// spawning thread, born of a pool, may block them all) and SIGTERM and SIGINT at their default
-/// action. Valid inside `body` only.
-func withSupervisorSpawnAttributes<Result>(_ body: (inout posix_spawnattr_t) -> Result) -> Result {
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    sigaddset(&defaults, SIGTERM)
-    sigaddset(&defaults, SIGINT)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    return body(&attributes)
-}

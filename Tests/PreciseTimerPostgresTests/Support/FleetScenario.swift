@@ -41,13 +41,12 @@ enum FleetScenario {
 
         func spawn(_ slot: Int) throws -> Int {
             let output = directory + "/replica-\(timeline.replicas.count).out"
-            let pid = try Self.spawn(runner, arguments, output: output)
+            let pid = try ChildProcess.spawn(runner, arguments, output: output).get()
             timeline.replicas.append(Replica(pid: pid, output: output, spawned: Self.now()))
             return timeline.replicas.count - 1
         }
         func kill(_ index: Int) {
-            Glibc.kill(timeline.replicas[index].pid, SIGKILL)
-            Self.reap(timeline.replicas[index].pid)
+            ChildProcess.kill(timeline.replicas[index].pid)
             timeline.replicas[index].killed = Self.now()
         }
         /// Sleeps `span` ns, noting every 20 ms which live replicas have become ready.
@@ -274,12 +273,6 @@ enum FleetScenario {
 
     // MARK: - Processes and files
 
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            detachThread { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
     static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
@@ -289,33 +282,6 @@ enum FleetScenario {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec) * Self.second + Int64(now.tv_nsec)
-    }
-
-    /// Starts `path` (stdout and stderr to `output`) with no signal blocked.
-    static func spawn(_ path: String, _ arguments: [String], output: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
-        guard spawned == 0 else { throw ScenarioError(spawned) }
-        return pid
-    }
-
-    static func reap(_ pid: pid_t) {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
     }
 
     struct ScenarioError: Error {
