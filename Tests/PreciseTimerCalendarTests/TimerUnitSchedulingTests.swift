@@ -47,6 +47,22 @@ private final class Runs: Sendable {
             self.runs.withLock { $0[index].end = end }
         }
     }
+
+    /// Schedules the unit `text` under `id` with a handler that records into these runs (see
+    /// ``handler(_:busy:)``) and holds a canary; returns the handle and a probe on the canary,
+    /// which is released once the unit's handler is.
+    func schedule(
+        _ text: String, id: TimerID, on timers: TestTimerService, store: (any TimerStateStore)? = nil,
+        busy: Duration = .zero
+    ) throws -> (handle: TimerHandle, probe: WeakProbe<Canary>) {
+        let canary = Canary()
+        let record = self.handler(timers, busy: busy)
+        let handle = try timers.schedule(unit: try TimerUnit(text), id: id, store: store) { tick in
+            withExtendedLifetime(canary) {}
+            await record(tick)
+        }
+        return (handle, WeakProbe(canary))
+    }
 }
 
 /// Polls in real time until `condition` holds (``Polling/until(timeout:_:)``).
@@ -165,8 +181,6 @@ private final class GatedStore: TimerStateStore {
         return true
     }
 }
-
-private final class Probe: Sendable {}
 
 private let machineA: [UInt8] = Array(0..<16)
 private let machineB: [UInt8] = Array(100..<116)
@@ -448,29 +462,19 @@ struct TimerUnitSchedulingTests {
         let timers = TestTimerService()
         defer { timers.shutdown() }
         let runs = Runs()
-        weak var weakProbe: Probe?
-        let handle: TimerHandle
-        do {
-            let probe = Probe()
-            weakProbe = probe
-            let record = runs.handler(timers)
-            let unit = try TimerUnit("OnActiveSec=1s\nOnUnitActiveSec=5s\nAccuracySec=1us")
-            handle = try timers.schedule(unit: unit, id: "job") { tick in
-                withExtendedLifetime(probe) {}
-                await record(tick)
-            }
-        }
+        let (handle, probe) = try runs.schedule(
+            "OnActiveSec=1s\nOnUnitActiveSec=5s\nAccuracySec=1us", id: "job", on: timers)
         try await drive(timers, "job", steps: 12, by: .seconds(1))
         #expect(runs.count == 3)  // at 1, 6, 11 s
         #expect(runs.all.allSatisfy { $0.tick.handle == handle })
         #expect(timers.isScheduled("job"))
-        #expect(weakProbe != nil)
+        #expect(!probe.isReleased)
 
         #expect(timers.cancel(handle))
         #expect(!timers.isScheduled("job"))
         try await drive(timers, "job", steps: 20, by: .seconds(1), timers: 0)
         #expect(runs.count == 3)
-        #expect(await eventually { weakProbe == nil }, "the handler outlived its unit")
+        #expect(await eventually { probe.isReleased }, "the handler outlived its unit")
     }
 
     @Test("cancel by ID while the handler runs: the run finishes, no other begins, the handler is released")
@@ -478,24 +482,16 @@ struct TimerUnitSchedulingTests {
         let timers = TestTimerService()
         defer { timers.shutdown() }
         let runs = Runs()
-        weak var weakProbe: Probe?
-        do {
-            let probe = Probe()
-            weakProbe = probe
-            let record = runs.handler(timers, busy: .seconds(3))
-            let unit = try TimerUnit("OnActiveSec=1s\nOnUnitActiveSec=2s\nAccuracySec=1us")
-            try timers.schedule(unit: unit, id: "busy") { tick in
-                withExtendedLifetime(probe) {}
-                await record(tick)
-            }
-        }
+        let probe = try runs.schedule(
+            "OnActiveSec=1s\nOnUnitActiveSec=2s\nAccuracySec=1us", id: "busy", on: timers, busy: .seconds(3)
+        ).probe
         try await drive(timers, "busy", steps: 2, by: .seconds(1))
         #expect(runs.count == 1)
         #expect(timers.cancel("busy"))
         try await drive(timers, "busy", steps: 30, by: .seconds(1), timers: 0)
         #expect(runs.count == 1)
         #expect(runs.all.first?.end != nil, "the running handler finished")
-        #expect(await eventually { weakProbe == nil }, "the handler outlived its unit")
+        #expect(await eventually { probe.isReleased }, "the handler outlived its unit")
         #expect(timers.scheduledCount == 0)
     }
 
@@ -505,23 +501,13 @@ struct TimerUnitSchedulingTests {
         defer { timers.shutdown() }
         let runs = Runs()
         let store = GatedStore()
-        weak var weakProbe: Probe?
-        do {
-            let probe = Probe()
-            weakProbe = probe
-            let record = runs.handler(timers)
-            let unit = try TimerUnit("OnActiveSec=1s\nAccuracySec=1us")
-            try timers.schedule(unit: unit, id: "gated", store: store) { tick in
-                withExtendedLifetime(probe) {}
-                await record(tick)
-            }
-        }
+        let probe = try runs.schedule("OnActiveSec=1s\nAccuracySec=1us", id: "gated", on: timers, store: store).probe
         await settle(timers, "gated")
         try timers.advance(by: .seconds(1))
         #expect(await eventually { store.pending == 1 })
         #expect(timers.cancel("gated"))
         store.openGate()
-        #expect(await eventually { weakProbe == nil }, "the unit's task never ended")
+        #expect(await eventually { probe.isReleased }, "the unit's task never ended")
         #expect(runs.count == 0)
     }
 
@@ -593,17 +579,9 @@ struct TimerUnitSchedulingTests {
         let timers = TestTimerService()
         defer { timers.shutdown() }
         let runs = Runs()
-        weak var weakProbe: Probe?
-        do {
-            let probe = Probe()
-            weakProbe = probe
-            let record = runs.handler(timers, busy: .seconds(60))
-            let unit = try TimerUnit("OnCalendar=*-*-* 03:00:00\nWakeSystem=true\nAccuracySec=1us")
-            try timers.schedule(unit: unit, id: "wake") { tick in
-                withExtendedLifetime(probe) {}
-                await record(tick)
-            }
-        }
+        let probe = try runs.schedule(
+            "OnCalendar=*-*-* 03:00:00\nWakeSystem=true\nAccuracySec=1us", id: "wake", on: timers, busy: .seconds(60)
+        ).probe
         let start = timers.now
         // The carrier checks the wall clock every minute; the alarm waits for the elapse itself.
         #expect(timers.wakeAlarm(of: "wake") == start.advanced(by: .seconds(3 * 3600)))
@@ -614,7 +592,7 @@ struct TimerUnitSchedulingTests {
         try await driveExactly(timers, "wake", for: .seconds(60))
         #expect(timers.wakeAlarm(of: "wake") == start.advanced(by: .seconds(27 * 3600)))
         #expect(timers.cancel("wake"))
-        #expect(await eventually { weakProbe == nil })
+        #expect(await eventually { probe.isReleased })
         #expect(timers.wakeAlarm(of: "wake") == nil, "the alarm ends with the unit")
     }
 
