@@ -15,11 +15,11 @@ extension ShardState {
         var now = now
         var isFresh = isFresh
         while true {
+            self.settleHead()
             guard let entry = self.heap.min else {
                 self.loopLooksAt = .none
                 return .idle(nil)
             }
-            if self.refile(entry) { continue }
             guard entry.deadline <= now, entry.deadline <= limit else {
                 self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
                 return .idle(entry.deadline)

@@ -15,11 +15,11 @@ extension ShardState {
     /// O(n): for tests, under the shard's lock.
     package func invariantViolations() -> [String] {
         var violations = self.heap.structureViolations()
-        var registered: [ObjectIdentifier: TimerNode] = [:]
+        var registered = Set<ObjectIdentifier>()
         var pending = 0
         var boundNodes = 0
         self.timers.forEachNode { node in
-            registered[ObjectIdentifier(node)] = node
+            registered.insert(ObjectIdentifier(node))
             if node.state == .pending { pending += 1 }
             if node.state == .ended { violations.append("\(node.id): ended but still registered") }
             if node.hash != node.id.tableHash { violations.append("\(node.id): hash is not its ID's") }
@@ -40,7 +40,9 @@ extension ShardState {
         self.heap.forEachKeyedEntry { entry in
             let node = entry.node.takeUnretainedValue()
             let name = node.id
-            if registered[ObjectIdentifier(node)] == nil { violations.append("\(name): in the heap, not registered") }
+            if !registered.contains(ObjectIdentifier(node)) {
+                violations.append("\(name): in the heap, not registered")
+            }
             if !filed.insert(ObjectIdentifier(node)).inserted { violations.append("\(name): in the heap twice") }
             if node.state != .pending { violations.append("\(name): in the heap while \(node.state)") }
             if entry.sequence != node.sequence { violations.append("\(name): filed under another sequence") }

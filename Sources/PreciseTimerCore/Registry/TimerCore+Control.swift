@@ -29,11 +29,7 @@ extension TimerCore {
     /// Pauses the timer `handle` names, and only that one; returns whether it still exists.
     @discardableResult
     package func pause(_ handle: TimerHandle) -> Bool {
-        let now = self.doorbell.now()
-        let hash = handle.id.tableHash
-        return self.shards[self.shard(for: hash)].withLock {
-            $0.pause(handle.id, hash: hash, now: now, generation: handle.generation)
-        }
+        self.pause(handle.id, generation: handle.generation)
     }
 
     /// Moves the timer to the deadline `deadline(now)` gives, with one clock reading for both;
@@ -54,11 +50,14 @@ extension TimerCore {
         return found
     }
 
+    /// Pauses the timer under `id` (with a `generation`, only the timer of that generation).
     @discardableResult
-    package func pause(_ id: TimerID) -> Bool {
+    package func pause(_ id: TimerID, generation: UInt64? = nil) -> Bool {
         let now = self.doorbell.now()
         let hash = id.tableHash
-        return self.shards[self.shard(for: hash)].withLock { $0.pause(id, hash: hash, now: now) }
+        return self.shards[self.shard(for: hash)].withLock {
+            $0.pause(id, hash: hash, now: now, generation: generation)
+        }
     }
 
     @discardableResult
@@ -78,25 +77,15 @@ extension TimerCore {
 
     // MARK: Cancellation and queries
 
+    /// Ends the timer under `id` (with a `generation`, only the timer of that generation, as a
+    /// handle names it); returns whether it did.
     @discardableResult
-    package func cancel(_ id: TimerID) -> Bool {
+    package func cancel(_ id: TimerID, generation: UInt64? = nil) -> Bool {
         let hash = id.tableHash
         let shard = self.shards[self.shard(for: hash)]
         self.doorbell.prefetch(address: shard.slotAddress(hash: hash))  // Overlaps taking the lock.
-        let ended = shard.withLock { $0.cancel(id, hash: hash) }
+        let ended = shard.withLock { $0.cancel(id, hash: hash, generation: generation) }
         withExtendedLifetime(ended) {}  // Released here, outside the lock.
-        guard ended.node != nil else { return false }
-        self.instruments.cancelled(1)
-        return true
-    }
-
-    @discardableResult
-    package func cancel(_ id: TimerID, generation: UInt64) -> Bool {
-        let hash = id.tableHash
-        let ended = self.shards[self.shard(for: hash)].withLock {
-            $0.cancel(id, hash: hash, generation: generation)
-        }
-        withExtendedLifetime(ended) {}
         guard ended.node != nil else { return false }
         self.instruments.cancelled(1)
         return true
@@ -194,7 +183,7 @@ extension TimerCore {
             id: id, deadline: deadline, interval: 0, options: options, clock: request.clock, tolerance: tolerance,
             handler: handler)
         node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
-        node.name(id)
+        node.hash = hash
         if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
         // A creation, counted before the timer is visible (see ``schedule(_:id:options:_:)``); a
         // touch that created it on another thread in between makes this one a move after all.
@@ -204,7 +193,7 @@ extension TimerCore {
         do {
             (created, pushed) = try self.shards[shard].withLock {
                 (registry) throws(PreciseTimerError) -> (Bool, Bool) in
-                let (found, wake) = registry.reschedule(id, hash: node.hash, to: deadline, now: now)
+                let (found, wake) = registry.reschedule(id, hash: hash, to: deadline, now: now)
                 return found ? (false, wake) : (true, try registry.add(node))
             }
         } catch {

@@ -31,7 +31,7 @@ package final class TimerNode: @unchecked Sendable {
     // a push onto a list, where a 144-byte chunk is merged with its free neighbours, writing
     // into other free chunks all over the heap.
 
-    /// Set once, before the node is shared (a generated name may be redrawn on a clash).
+    /// Set once, before the node is shared.
     @exclusivity(unchecked) package var id: TimerID
     /// The handler (see ``handler``), in a struct: a closure stored bare is reabstracted through
     /// two thunks (two allocations) whenever its storage is accessed generically, as taking its

@@ -25,9 +25,8 @@ final class TimerShard: Sendable {
     /// for prefetching only (it may be stale or torn: never dereference it).
     @inline(__always)
     func slotAddress(hash: UInt64) -> UInt {
-        let mask = self.slotMask.load(ordering: .relaxed)
-        return self.slotBase.load(ordering: .relaxed) &+ (UInt(truncatingIfNeeded: hash) & mask)
-            &* TimerTable.slotStride
+        TimerTable.slotAddress(
+            hash: hash, in: (self.slotBase.load(ordering: .relaxed), self.slotMask.load(ordering: .relaxed)))
     }
 
     /// Debug builds: stops if the calling thread holds this shard's lock (see

@@ -4,7 +4,8 @@
 /// Why not `Dictionary<TimerID, TimerNode>`: at a million pending timers its removal shifts the following entries back and rehashes each
 /// key to do so (SipHash over the string, a cache miss per key), and its growth rehashes every
 /// key. Here the hash is computed once per call (``TimerID/tableHash``) and stored, so a probe
-/// compares 8-byte hashes in one contiguous buffer and touches a node only on a hash match, a
+/// compares 8-byte hashes in one contiguous buffer and touches a node only on a hash match (never,
+/// for a generated ID, whose hash is exact), a
 /// removal shifts slots back by their stored hash, and growth never hashes a string.
 ///
 /// The table owns one reference to each node it holds (`Unmanaged`: +1 in ``insert(_:hash:)``,
@@ -76,13 +77,17 @@ package final class TimerTable {
     /// to take the lock hints the slot it will probe, so the miss overlaps its other work.
     package var slotLayout: (base: UInt, mask: UInt) { (UInt(bitPattern: self.slots), UInt(self.mask)) }
 
-    /// The distance between slots, in bytes.
-    package static var slotStride: UInt { UInt(MemoryLayout<Slot>.stride) }
-
     /// The address of the slot where a look-up of `hash` starts, for prefetching only.
     @inline(__always)
     package func slotAddress(hash: UInt64) -> UInt {
-        UInt(bitPattern: self.slots + (Int(truncatingIfNeeded: hash) & self.mask))
+        Self.slotAddress(hash: hash, in: self.slotLayout)
+    }
+
+    /// The address of the slot where a look-up of `hash` starts in slots laid out as `layout`
+    /// (``slotLayout``, perhaps published a while ago: the result is a hint, never dereferenced).
+    @inline(__always)
+    package static func slotAddress(hash: UInt64, in layout: (base: UInt, mask: UInt)) -> UInt {
+        layout.base &+ (UInt(truncatingIfNeeded: hash) & layout.mask) &* UInt(MemoryLayout<Slot>.stride)
     }
 
     /// Inserts `node` under its ID unless that ID is taken; returns the node already registered
@@ -230,38 +235,18 @@ extension TimerID {
     /// fits (such an ID is hashed as a string).
     ///
     /// The shard is the number's low six bits, so a service's consecutive timers go round the
-    /// shards. Within a shard, four consecutive numbers take four adjacent slots (a 64-byte line,
-    /// one cache miss for four timers scheduled, or cancelled, in order) and each group of four
-    /// starts at its index times an odd constant, a bijection of the slot bits: the groups of a
-    /// run of consecutive numbers never share a home slot, however many there are below the
-    /// table's size. Low bits to high: two in the group, 53 for the group, the marker bit, the
-    /// six shard bits.
+    /// shards. Within a shard, four of its consecutive numbers (64 apart) take four adjacent slots
+    /// (a 64-byte line: one cache miss for four timers scheduled, or cancelled, in order) and each
+    /// group of four starts at its index times an odd constant, a bijection of the slot bits: the
+    /// groups of a run of consecutive numbers never share a home slot, however many there are
+    /// below the table's size. Low bits to high: two in the group, 53 for the group, two zero
+    /// bits, the marker (bit 57), the six shard bits (``TimerCore/shardShift``).
     @inline(__always)
     package static func tableHash(generatedNumber number: UInt64) -> UInt64? {
         guard number < 1 << 61 else { return nil }
-        let inShard = number >> 6
+        let shardMask = UInt64(TimerCore.shardCount - 1)
+        let inShard = number >> UInt64(TimerCore.shardCount.trailingZeroBitCount)
         let group = ((inShard >> 2) &* 0x9E37_79B9_7F4A_7C15) & ((1 << 53) - 1)
-        return (number & 63) << 58 | Self.generatedHashBit | group << 2 | (inShard & 3)
-    }
-
-    /// The number of a generated ID in its canonical form: `timer-`, then decimal digits without
-    /// a leading zero, below 2⁶⁴; `nil` for any other string (`timer-007` is of the reserved form,
-    /// yet no service generates it: it is hashed as a string and names no generated timer).
-    @inline(__always)
-    package var canonicalGeneratedNumber: UInt64? {
-        var utf8 = self.rawValue.utf8.makeIterator()
-        for expected in "timer-".utf8 {
-            guard utf8.next() == expected else { return nil }
-        }
-        guard let first = utf8.next(), first >= UInt8(ascii: "1"), first <= UInt8(ascii: "9") else { return nil }
-        var number = UInt64(first - UInt8(ascii: "0"))
-        while let byte = utf8.next() {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            let (times10, overflow) = number.multipliedReportingOverflow(by: 10)
-            let (sum, carry) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-            guard !overflow, !carry else { return nil }
-            number = sum
-        }
-        return number
+        return (number & shardMask) << TimerCore.shardShift | Self.generatedHashBit | group << 2 | (inShard & 3)
     }
 }

@@ -49,6 +49,27 @@ public struct TimerID: Hashable, Sendable, ExpressibleByStringLiteral, CustomStr
 
     private static let generatedPrefix = "timer-"
 
+    /// The number of a generated ID in its canonical form: `timer-`, then decimal digits without
+    /// a leading zero, below 2⁶⁴; `nil` for any other string (`timer-007` is of the reserved form,
+    /// yet no service generates it: it is hashed as a string and names no generated timer).
+    @inline(__always)
+    package var canonicalGeneratedNumber: UInt64? {
+        var utf8 = self.rawValue.utf8.makeIterator()
+        for expected in Self.generatedPrefix.utf8 {
+            guard utf8.next() == expected else { return nil }
+        }
+        guard let first = utf8.next(), first >= UInt8(ascii: "1"), first <= UInt8(ascii: "9") else { return nil }
+        var number = UInt64(first - UInt8(ascii: "0"))
+        while let byte = utf8.next() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflow) = number.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            number = sum
+        }
+        return number
+    }
+
     /// `"timer-" + n` without string interpolation: up to `timer-999999999` the result is a small
     /// string stored inline, with no allocation (a million pending timers is a normal load).
     package init(generatedNumber number: UInt64) {
