@@ -79,6 +79,13 @@ package enum ChildProcess {
         }
     }
 
+    /// Waits up to `bound` for the child to end; if it still runs, kills it and reports ``Outcome/hung``.
+    package static func reapOrKill(_ pid: pid_t, within bound: Duration) -> Outcome {
+        if let outcome = Self.reap(pid, within: bound) { return outcome }
+        Self.kill(pid)
+        return .hung
+    }
+
     /// Kills the child with SIGKILL and reaps it (60 s at most).
     package static func kill(_ pid: pid_t) {
         Glibc.kill(pid, SIGKILL)

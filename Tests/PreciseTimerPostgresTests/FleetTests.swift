@@ -1,4 +1,3 @@
-import Glibc
 import PostgresNIO
 import PreciseTimerTesting
 import Testing

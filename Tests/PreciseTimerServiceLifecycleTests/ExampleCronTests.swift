@@ -118,11 +118,7 @@ enum CronRun {
         case .success(let spawned): pid = spawned
         case .failure(let error): return .notStarted("posix_spawn: \(error.code)")
         }
-        guard let signal else {
-            if let outcome = ChildProcess.reap(pid, within: delay) { return outcome }
-            ChildProcess.kill(pid)
-            return .hung
-        }
+        guard let signal else { return ChildProcess.reapOrKill(pid, within: delay) }
         let deadline = ContinuousClock.now + delay
         while ContinuousClock.now < deadline, !ready() {
             // An early exit is the outcome: nothing left to signal.
@@ -130,8 +126,6 @@ enum CronRun {
             usleep(10_000)
         }
         kill(pid, signal)
-        if let outcome = ChildProcess.reap(pid, within: .seconds(15)) { return outcome }
-        ChildProcess.kill(pid)
-        return .hung
+        return ChildProcess.reapOrKill(pid, within: .seconds(15))
     }
 }

@@ -149,11 +149,7 @@ struct ProbeRun: Sendable {
         }
         usleep(UInt32(delay.components.attoseconds / 1_000_000_000_000 + delay.components.seconds * 1_000_000))
         kill(pid, SIGTERM)
-        if let outcome = ChildProcess.reap(pid, within: gracePeriod) {
-            return ProbeRun(delay: delay, outcome: outcome)
-        }
-        ChildProcess.kill(pid)
-        return ProbeRun(delay: delay, outcome: .hung)
+        return ProbeRun(delay: delay, outcome: ChildProcess.reapOrKill(pid, within: gracePeriod))
     }
 
     /// This process's environment, with ThreadSanitizer's one-second sleep at exit turned off

@@ -4,10 +4,6 @@ import PreciseTimer
 import PreciseTimerTesting
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Collects values from any thread; tests await a condition with a deadline, so a missing value
 /// fails the test instead of hanging it.
 final class Events: Sendable {

@@ -95,8 +95,10 @@ struct TimerUnitEngineTests {
         let ran = SemaphoreGuarded(false)
         let unit = try TimerUnit("OnActiveSec=0\nAccuracySec=2s")
         try timers.schedule(unit: unit, id: "flaky", store: FailingStore()) { _ in ran.withLock { $0 = true } }
-        // Retries sleep on virtual time: move it while the unit waits, until it gives up.
-        for _ in 0..<2_000 where handler.entries.isEmpty {
+        // Retries sleep on virtual time: move it while the unit waits, until it gives up (bounded
+        // by wall time as every wait here, not by a count a starved task could use up).
+        let giveUp = ContinuousClock.now + Polling.minimumWait
+        while handler.entries.isEmpty, ContinuousClock.now < giveUp {
             try timers.advance(by: .milliseconds(100))
             try await Task.sleep(for: .milliseconds(1))
         }

@@ -1,4 +1,5 @@
 import Glibc
+import PreciseTimerCore
 import PreciseTimerTesting
 
 /// The scenario and its checks; the scenario blocks its thread (it sleeps and reaps children).
@@ -30,7 +31,7 @@ enum FleetScenario {
         try TestFiles.write(
             directory + "/units/tick.timer", "[Timer]\nOnCalendar=*:*:0/1\nPersistent=true\nAccuracySec=1ms\n")
         try TestFiles.write(directory + "/units/tick.command", "true\n")
-        guard let url = Self.environment("PRECISE_TIMER_POSTGRES_URL") else { throw ScenarioError(EINVAL) }
+        guard let url = PostgresServer.url else { throw ScenarioError(EINVAL) }
         let arguments = [
             "--units", directory + "/units", "--postgres", url, "--postgres-table", table,
             "--run-log", directory + "/runs.log", "--log-level", "notice",
@@ -39,7 +40,7 @@ enum FleetScenario {
         var live: [Int] = []  // Indexes into timeline.replicas, one per slot.
         var random = SystemRandomNumberGenerator()
 
-        func spawn(_ slot: Int) throws -> Int {
+        func spawn() throws -> Int {
             let output = directory + "/replica-\(timeline.replicas.count).out"
             let pid = try ChildProcess.spawn(runner, arguments, output: output).get()
             timeline.replicas.append(Replica(pid: pid, output: output, spawned: Self.now()))
@@ -70,7 +71,7 @@ enum FleetScenario {
             for index in live where timeline.replicas[index].killed == nil { kill(index) }
         }
 
-        for slot in 0..<3 { live.append(try spawn(slot)) }
+        for _ in 0..<3 { live.append(try spawn()) }
         waitUntilReady(within: 60 * Self.second)
         let killsEnd = Self.now() + killPhase
         while Self.now() < killsEnd {
@@ -78,14 +79,14 @@ enum FleetScenario {
             let slot = Int.random(in: 0..<3, using: &random)
             kill(live[slot])
             pause(Int64.random(in: 0...(Self.second * 3 / 2), using: &random))
-            live[slot] = try spawn(slot)
+            live[slot] = try spawn()
         }
         for index in live { kill(index) }
         timeline.fullStop = Self.now()
         live = []
         pause(5 * Self.second)
         timeline.restart = Self.now()
-        for slot in 0..<3 { live.append(try spawn(slot)) }
+        for _ in 0..<3 { live.append(try spawn()) }
         waitUntilReady(within: 60 * Self.second)
         pause(3 * Self.second)
         for index in live { kill(index) }
@@ -278,11 +279,7 @@ enum FleetScenario {
     }
 
     /// The wall clock in ns since the epoch.
-    static func now() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * Self.second + Int64(now.tv_nsec)
-    }
+    static func now() -> Int64 { wallClockNanoseconds() }
 
     struct ScenarioError: Error {
         let code: Int32

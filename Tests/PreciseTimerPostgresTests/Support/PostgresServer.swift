@@ -79,7 +79,5 @@ enum PostgresServer {
 
 /// The wall clock now, read as the schedules read it.
 func wallClockNow() -> WallClockInstant {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return WallClockInstant(nanosecondsSinceEpoch: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+    WallClockInstant(nanosecondsSinceEpoch: wallClockNanoseconds())
 }

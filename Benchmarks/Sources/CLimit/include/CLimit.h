@@ -86,7 +86,8 @@ int climit_run(
 /// full), then for each of `touches` IDs, in the order `touched` gives (indices into the IDs, as
 /// PreciseTimer's row reads its array of IDs): hash the ID, read the clock, probe, and write the
 /// new deadline into the slot (lazily: no heap move, as PreciseTimer's touch). No lock, no
-/// record apart from the slot, nothing else: one cache miss per touch at a million timers.
+/// record apart from the slot, nothing else: two cache misses per touch at a million timers (the
+/// caller's ID, its slot).
 /// Returns 0 with the figures (ns per touch) set, or -1 if memory ran out or an ID was not found.
 int climit_touch_floor(
     int pending, const uint32_t *_Nonnull delays_ms, int touches, const int32_t *_Nonnull touched,
