@@ -249,7 +249,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
             state.phase = next.map(Phase.waiting) ?? .elapsed
             guard Self.isCurrent(state.handle, self.id, service) else { return }
             if next == nil { self.pauseCarrier(state.handle, service: service) }
-            self.move(to: next, handle: state.handle, service: service, monotonic: now, wall: wall)
+            self.move(to: next, handle: state.handle, isChecked: false, service: service, monotonic: now, wall: wall)
         }
     }
 
@@ -323,7 +323,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
             state.phase = next.map(Phase.waiting) ?? .elapsed
             guard Self.isCurrent(state.handle, self.id, service) else { return }
             if next == nil { self.pauseCarrier(state.handle, service: service) }
-            self.move(to: next, handle: state.handle, service: service, monotonic: now, wall: wall)
+            self.move(to: next, handle: state.handle, isChecked: false, service: service, monotonic: now, wall: wall)
         }
     }
 
@@ -365,7 +365,7 @@ final class TimerUnitRun: TimerUnitRecord, Sendable {
     }
 
     /// Where the carrier waits for `elapse`: its deadline, but at most `max(AccuracySec=, 1 min)`
-    /// ahead for a calendar elapse (see ``move(to:handle:service:monotonic:wall:)``), and a year
+    /// ahead for a calendar elapse (see ``move(to:handle:isChecked:service:monotonic:wall:)``), and a year
     /// out for none.
     private func carrierDeadline(for elapse: Elapse?, monotonic now: Int64, wall: WallClockInstant) -> Int64 {
         var deadline = saturatingAdd(now, Self.idle)

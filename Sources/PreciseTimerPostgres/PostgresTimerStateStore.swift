@@ -222,8 +222,8 @@ public struct PostgresTimerStateStore: TimerStateStore {
         return id.rawValue
     }
 
-    /// Runs one statement and reads every row it returns, which also waits for its end.
-    /// Runs `query`, for at most ``timeout``: the query races a sleep, and the loser is cancelled.
+    /// Runs one statement and reads every row it returns (which also waits for its end), for at
+    /// most ``timeout``: the query races a sleep, and the loser is cancelled.
     private func run(_ query: PostgresQuery, id: TimerID?) async throws(PreciseTimerError) -> [PostgresRow] {
         let client = self.client
         let timeout = self.timeout

@@ -1,4 +1,5 @@
 import Glibc
+import PreciseTimerCore
 
 /// One run of a job's command: a child process started with `posix_spawn`, its output passed
 /// through line by line behind a prefix, and its exit awaited on a thread of its own.
@@ -148,25 +149,10 @@ struct Errno: Error, CustomStringConvertible {
     var description: String { String(cString: strerror(self.code)) }
 }
 
-/// Runs `body` on a new detached thread: for calls that block (waiting for a child), which must
-/// not hold one of Swift concurrency's few cooperative threads.
+/// Runs `body` on a new detached thread (the package's `PosixThread`): for calls that block
+/// (waiting for a child), which must not hold one of Swift concurrency's few cooperative threads.
 func startThread(_ body: @escaping @Sendable () -> Void) {
-    final class Box: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    if case .failure(let error) = PosixThread.start(detached: true, body) {
+        preconditionFailure("pthread_create failed: \(error.code)")
     }
-    var attributes = pthread_attr_t()
-    pthread_attr_init(&attributes)
-    defer { pthread_attr_destroy(&attributes) }
-    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-    var thread = pthread_t()
-    // +1 handed to the thread, taken back there exactly once.
-    let context = Unmanaged.passRetained(Box(body)).toOpaque()
-    let created = pthread_create(
-        &thread, &attributes,
-        { context in
-            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-            return nil
-        }, context)
-    precondition(created == 0, "pthread_create failed: \(created)")
 }

@@ -52,8 +52,9 @@ struct CronCommand: AsyncParsableCommand {
         help: """
             With --postgres: delete claims older than this time span (systemd's syntax: 7d, 12h), \
             keeping each unit's latest, at start and every hour. (default: keep every claim)
-            """)
-    var retention: String?
+            """,
+        transform: parseSpan)
+    var retention: Duration?
 
     @Option(
         help: "Print the list-timers table this often too. (default: at start and on SIGUSR1 only)",
@@ -138,14 +139,7 @@ struct CronCommand: AsyncParsableCommand {
         }
         if let url = self.postgres {
             let table = self.postgresTable
-            let retention = try self.retention.map { (span) throws(ValidationError) in
-                do {
-                    return try Duration(systemdTimeSpan: span)
-                } catch {
-                    throw ValidationError("--retention: \(error)")
-                }
-            }
-            try await Fleet.withStore(url: url, table: table, retention: retention, logger: logger) { store in
+            try await Fleet.withStore(url: url, table: table, retention: self.retention, logger: logger) { store in
                 try await self.run(jobs, units: units, store: store, described: "postgres \(table)", logger)
             }
         } else if let state = self.state {

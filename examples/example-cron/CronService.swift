@@ -56,9 +56,6 @@ final class CronService: Service {
                         while (try? await Task.sleep(for: every)) != nil { self.printTable() }
                     }
                 }
-                group.addTask {
-                    while (try? await Task.sleep(for: .seconds(3600))) != nil {}
-                }
             }
         }
 
@@ -69,14 +66,14 @@ final class CronService: Service {
             self.output.line("stopped: no job running")
             return
         }
-        self.output.line("stopping: waiting up to \(Format.span(self.grace)) for \(left) running job(s)")
+        self.output.line("stopping: waiting up to \(self.grace.systemdTimeSpanDescription) for \(left) running job(s)")
         if await self.running.waitUntilIdle(within: self.grace) {
             self.output.line("stopped: every job finished")
             return
         }
         // Past the grace: SIGTERM to each job's process group, then SIGKILL a second later.
         for name in self.running.terminate(with: SIGTERM) {
-            self.output.line("\(name): still running after \(Format.span(self.grace)), sent SIGTERM")
+            self.output.line("\(name): still running after \(self.grace.systemdTimeSpanDescription), sent SIGTERM")
         }
         if await !self.running.waitUntilIdle(within: .seconds(1)) {
             for name in self.running.terminate(with: SIGKILL) { self.output.line("\(name): sent SIGKILL") }

@@ -5,7 +5,8 @@
 /// `\n \t \\ \" \' \ ` (a backslash before a space keeps it in the word), and the prefix `-`
 /// (a failing status is logged, not counted as a failure). Refused rather than run differently
 /// from systemd: `$VAR` and `${VAR}` (systemd substitutes the unit's environment, which this
-/// runner does not have; write `/bin/sh -c '…'` and let the shell do it), `%` specifiers other
+/// runner does not have; a `$` is refused inside quotes too: put the line in `name.command`, which
+/// the shell runs), `%` specifiers other
 /// than `%%`, the prefixes `@ + ! :`, and `;` separating several commands.
 struct ExecCommandLine: Sendable, Equatable {
     var arguments: [String]
@@ -59,7 +60,7 @@ struct ExecCommandLine: Sendable, Equatable {
         self.arguments = try words.map { word throws(Refusal) in
             if word == ";" { throw Refusal(description: "several commands in one line (';')") }
             if word.contains("$") {
-                throw Refusal(description: "variable substitution ('\(word)'); use /bin/sh -c '…'")
+                throw Refusal(description: "variable substitution ('\(word)'); put the line in a .command file")
             }
             return try Self.expandingPercent(word)
         }
