@@ -63,10 +63,9 @@ public struct TimerListing: Sendable, Hashable {
     private static func format(_ instant: WallClockInstant) -> String {
         let iso = instant.description  // 2026-01-01T06:00:00.000000000Z
         guard let t = iso.firstIndex(of: "T"), let dot = iso.firstIndex(of: ".") else { return iso }
-        // 1970-01-01 was a Thursday; floor division for instants before it.
-        let seconds = instant.nanosecondsSinceEpoch / 1_000_000_000
-        let days = (seconds - (seconds % 86_400 + 86_400) % 86_400) / 86_400
-        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][Int((days % 7 + 7) % 7)]
+        let seconds = CivilTime.floorDivide(Int(instant.nanosecondsSinceEpoch), 1_000_000_000).quotient
+        let weekday = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][
+            BrokenDownTime(localSeconds: seconds, isDST: false).weekday]
         return "\(weekday) \(iso[..<t]) \(iso[iso.index(after: t)..<dot]) UTC"
     }
 

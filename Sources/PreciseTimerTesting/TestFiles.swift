@@ -10,12 +10,13 @@ package enum TestFiles {
         package var description: String { "errno \(self.errno)" }
     }
 
-    /// A new directory `/tmp/<prefix>.XXXXXX` holding an empty `units` directory.
-    package static func temporaryDirectory(prefix: String) throws(Failure) -> String {
+    /// A new directory `/tmp/<prefix>.XXXXXX`, holding an empty `units` directory unless
+    /// `units` is false.
+    package static func temporaryDirectory(prefix: String, units: Bool = true) throws(Failure) -> String {
         var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure(errno: errno) }
         let directory = String(cString: made)
-        guard mkdir(directory + "/units", 0o755) == 0 else { throw Failure(errno: errno) }
+        guard !units || mkdir(directory + "/units", 0o755) == 0 else { throw Failure(errno: errno) }
         return directory
     }
 

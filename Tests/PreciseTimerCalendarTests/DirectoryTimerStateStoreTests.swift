@@ -5,18 +5,16 @@ import PreciseTimerCore
 import PreciseTimerTesting
 import Testing
 
-/// A fresh directory under /tmp, removed when the test ends.
+/// A fresh directory under /tmp (``TestFiles/temporaryDirectory(prefix:)``), removed when the
+/// test ends.
 private struct TemporaryDirectory: ~Copyable {
     let path: String
 
     init() throws {
-        var template = Array("/tmp/precise-store-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        guard let made else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        self.path = String(cString: made)
+        self.path = try TestFiles.temporaryDirectory(prefix: "precise-store", units: false)
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: self.path) }
+    deinit { TestFiles.remove(self.path) }
 }
 
 private func instant(_ seconds: Int64) -> WallClockInstant {

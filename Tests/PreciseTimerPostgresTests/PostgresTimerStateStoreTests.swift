@@ -3,6 +3,7 @@ import PostgresNIO
 import PreciseTimerCalendar
 import PreciseTimerCore
 import PreciseTimerPostgres
+import PreciseTimerTesting
 import Testing
 
 /// Against a real PostgreSQL (`scripts/with-postgres`; CI runs them there). Without
@@ -40,12 +41,9 @@ struct PostgresTimerStateStoreTests {
     }
 
     @Test func anOccurrenceNotAfterTheLastTriggerIsRefusedAsTheDirectoryStoreRefusesIt() async throws {
-        let directory = "/tmp/precise-timer-postgres-test-\(UInt32.random(in: .min ... .max))"
+        let directory = try TestFiles.temporaryDirectory(prefix: "precise-timer-postgres-test", units: false)
+        defer { TestFiles.remove(directory) }
         let reference = try DirectoryTimerStateStore(directory: directory)
-        defer {
-            for file in ["stamp-unit", "lock-unit", "tmp-unit"] { unlink(directory + "/" + file) }
-            rmdir(directory)
-        }
         try await PostgresServer.withStore("order") {
             (store: PostgresTimerStateStore, _: PostgresClient) async throws in
             let instants = [20, 10, 20, 30, 25, 30, 31].map { WallClockInstant(nanosecondsSinceEpoch: $0) }
