@@ -79,10 +79,9 @@ struct EarlySignalsTests {
         sigemptyset(&listener.sa_mask)
         sigaction(SIGUSR2, &listener, nil)
         defer { signal(SIGUSR2, SIG_DFL) }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while usr2Received.load(ordering: .sequentiallyConsistent) == 0, ContinuousClock.now < deadline {
+        _ = await Polling.until {
             EarlySignals.deliverHeld()
-            try await Task.sleep(for: .milliseconds(1))
+            return usr2Received.load(ordering: .sequentiallyConsistent) != 0
         }
         #expect(usr2Received.load(ordering: .sequentiallyConsistent) == 1)
         for _ in 0..<20 {
@@ -94,10 +93,7 @@ struct EarlySignalsTests {
         // A signal the program handles already is not taken over.
         EarlySignals.hold([SIGUSR2])
         kill(getpid(), SIGUSR2)
-        let second = ContinuousClock.now + .seconds(30)
-        while usr2Received.load(ordering: .sequentiallyConsistent) == 1, ContinuousClock.now < second {
-            try await Task.sleep(for: .milliseconds(1))
-        }
+        _ = await Polling.until { usr2Received.load(ordering: .sequentiallyConsistent) != 1 }
         #expect(usr2Received.load(ordering: .sequentiallyConsistent) == 2)
     }
 }
