@@ -13,18 +13,18 @@
 /// - A UTF-8 byte order mark at the start of a line is dropped once (after the comment check,
 ///   so a mark before `#` makes a line that is not a comment, as in systemd).
 /// - Whitespace is systemd's `WHITESPACE`: space, tab, newline, carriage return.
-enum UnitFileReader {
+package enum UnitFileReader {
     /// One logical line: its text stripped, and the physical lines it came from (1-based).
-    struct Line {
-        var text: String
-        var first: Int
-        var last: Int
+    package struct Line {
+        package var text: String
+        package var first: Int
+        package var last: Int
 
         /// "line 4", or "lines 4-6" for a continued line.
         var place: String { self.first == self.last ? "line \(self.first)" : "lines \(self.first)-\(self.last)" }
     }
 
-    static func lines(_ text: String) -> [Line] {
+    package static func lines(_ text: String) -> [Line] {
         var result: [Line] = []
         var continuation: (text: [UInt8], first: Int)?
         var sawByteOrderMark = false
@@ -64,7 +64,7 @@ enum UnitFileReader {
     }
 
     /// `strstrip()`: systemd's whitespace off both ends.
-    static func strip(_ text: Substring) -> String {
+    package static func strip(_ text: Substring) -> String {
         let bytes = Array(text.utf8)
         let start = bytes.firstIndex { !Self.isWhitespace($0) } ?? bytes.count
         let end = bytes.lastIndex { !Self.isWhitespace($0) }.map { $0 + 1 } ?? start

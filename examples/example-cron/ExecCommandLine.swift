@@ -1,3 +1,5 @@
+import PreciseTimerCalendar
+
 /// An `ExecStart=` line of a `.service` file, split as systemd splits it (systemd.service(5),
 /// "Command lines"; systemd.syntax(7), "Quoting"), for the subset a job runner needs.
 ///
@@ -18,7 +20,7 @@ struct ExecCommandLine: Sendable, Equatable {
     }
 
     init(_ line: String) throws(Refusal) {
-        var text = Substring(line.trimmingWhitespace())
+        var text = Substring(UnitFileReader.strip(Substring(line)))
         while let first = text.first, "-@+!:".contains(first) {
             guard first == "-" else {
                 throw Refusal(description: "the prefix '\(first)' is not supported by example-cron (only '-')")
@@ -82,12 +84,5 @@ struct ExecCommandLine: Sendable, Equatable {
             result.append("%")
         }
         return result
-    }
-}
-
-extension String {
-    func trimmingWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        return String(self.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }
 }

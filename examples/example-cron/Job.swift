@@ -63,7 +63,7 @@ struct Job: Sendable {
             return Job(name: name, unit: unit, commands: commands, source: serviceName)
         }
         if let shellLine = try? readFile("\(directory)/\(name).command") {
-            let line = shellLine.split(separator: "\n").map { String($0).trimmingWhitespace() }
+            let line = shellLine.split(separator: "\n").map { UnitFileReader.strip($0) }
                 .filter { !$0.isEmpty && !$0.hasPrefix("#") }.joined(separator: "\n")
             guard !line.isEmpty else { throw LoadError(description: "\(name).command is empty") }
             return Job(
@@ -72,33 +72,20 @@ struct Job: Sendable {
         throw LoadError(description: "no \(serviceName) and no \(name).command beside it")
     }
 
-    /// The `ExecStart=` values of a service file's `[Service]` section, as systemd reads them:
-    /// comment lines (`#`, `;`) skipped, a trailing backslash continuing a line, an empty
-    /// `ExecStart=` dropping the lines before it. Every other key is left alone.
+    /// The `ExecStart=` values of a service file's `[Service]` section, its lines read as
+    /// systemd reads them (`UnitFileReader`: comments, continuations, whitespace), an empty
+    /// `ExecStart=` dropping the values before it. Every other key is left alone.
     static func execStartLines(_ text: String) -> [String] {
-        var lines: [String] = []
-        var logical = ""
         var inService = false
         var result: [String] = []
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let line = String(raw).trimmingWhitespace()
-            if logical.isEmpty, line.hasPrefix("#") || line.hasPrefix(";") { continue }
-            if line.hasSuffix("\\") {
-                logical += line.dropLast() + " "
-                continue
-            }
-            lines.append(logical + line)
-            logical = ""
-        }
-        if !logical.isEmpty { lines.append(logical) }
-        for line in lines {
+        for line in UnitFileReader.lines(text).map(\.text) {
             if line.hasPrefix("[") {
                 inService = line == "[Service]"
                 continue
             }
             guard inService, let equals = line.firstIndex(of: "=") else { continue }
-            guard String(line[..<equals]).trimmingWhitespace() == "ExecStart" else { continue }
-            let value = String(line[line.index(after: equals)...]).trimmingWhitespace()
+            guard UnitFileReader.strip(line[..<equals]) == "ExecStart" else { continue }
+            let value = UnitFileReader.strip(line[line.index(after: equals)...])
             if value.isEmpty { result.removeAll() } else { result.append(value) }
         }
         return result
