@@ -90,7 +90,7 @@ struct FleetBench: AsyncParsableCommand {
 
         var winners = Self.histogram()
         var losers = Self.histogram()
-        var doubleWins = 0
+        var roundsWithoutOneWinner = 0
         for round in 0..<self.rounds {
             let occurrence = WallClockInstant(nanosecondsSinceEpoch: Int64(round))
             let start = clock.now
@@ -104,14 +104,14 @@ struct FleetBench: AsyncParsableCommand {
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             let wins = answers.filter(\.0)
-            if wins.count != 1 { doubleWins += 1 }
+            if wins.count != 1 { roundsWithoutOneWinner += 1 }
             for (won, elapsed) in answers {
                 if won { winners.record(Self.nanoseconds(elapsed)) } else { losers.record(Self.nanoseconds(elapsed)) }
             }
         }
         Self.report("winner, \(stores.count) replicas claiming one occurrence (\(self.rounds) rounds)", winners)
         Self.report("losers, same rounds", losers)
-        print("rounds without exactly one winner: \(doubleWins)")
+        print("rounds without exactly one winner: \(roundsWithoutOneWinner)")
     }
 
     func fleet(_ replicas: [PostgresClient]) async throws {
