@@ -64,6 +64,8 @@ extension BenchmarkRun {
 
         // Cost (fill, memory, pairs, touch) and storm: fresh processes, rounds interleaved.
         var cost: [Peer: [CancelOrder: [[String: Double]]]] = [:]
+        // PreciseTimer's pairs again by TimerHandle (every peer's own form is a handle already).
+        var byHandle: [CancelOrder: [[String: Double]]] = [:]
         var storms: [Peer: [[String: Double]]] = [:]
         var drawsDiffer: Set<Peer> = []
         // The least a touch by string ID costs here (C, one slot per timer): the touch rows' floor.
@@ -73,6 +75,13 @@ extension BenchmarkRun {
                 let touches = order == .random ? plan.controlOps : 0
                 let draws = PeerDraws(
                     order: order, pending: plan.pending, pairs: plan.pairs, touches: touches, seed: PeerBenchmark.seed)
+                return (order, Double(draws.check))
+            })
+        // The by-handle runs draw no touches.
+        let handleChecks = Dictionary(
+            uniqueKeysWithValues: CancelOrder.allCases.map { order in
+                let draws = PeerDraws(
+                    order: order, pending: plan.pending, pairs: plan.pairs, touches: 0, seed: PeerBenchmark.seed)
                 return (order, Double(draws.check))
             })
         for round in 1...plan.peerRounds {
@@ -85,6 +94,18 @@ extension BenchmarkRun {
                         cost[peer, default: [:]][order, default: []].append(figures)
                     case .failure(let skip): skipped[peer] = skip.reason
                     }
+                }
+                Self.log("peers: round \(round) of \(plan.peerRounds), PreciseTimer by handle, \(order.rawValue)")
+                if case .success(let result) = ProbeLauncher.run(
+                    .peerHandleCost(order, pending: plan.pending, pairs: plan.pairs))
+                {
+                    if result.figures["check"] != handleChecks[order] { drawsDiffer.insert(.precise) }
+                    let prefix = order == .fifo ? "fifo" : "random"
+                    byHandle[order, default: []].append(
+                        [
+                            "\(prefix).handle.wall": result.figures["wall"] ?? .nan,
+                            "\(prefix).handle.cpu": result.figures["cpu"] ?? .nan,
+                        ])
                 }
             }
             Self.log("peers: round \(round) of \(plan.peerRounds), the C touch floor")
@@ -120,12 +141,14 @@ extension BenchmarkRun {
         }
 
         self.reportPeers(
-            cost: cost, storms: storms, lateness: lateness, floor: floor, touchFloors: touchFloors, skipped: skipped,
+            cost: cost, byHandle: byHandle, storms: storms, lateness: lateness, floor: floor, touchFloors: touchFloors,
+            skipped: skipped,
             drawsDiffer: drawsDiffer, load: (loadBefore, Self.loadAverage()))
     }
 
     private mutating func reportPeers(
-        cost: [Peer: [CancelOrder: [[String: Double]]]], storms: [Peer: [[String: Double]]],
+        cost: [Peer: [CancelOrder: [[String: Double]]]], byHandle: [CancelOrder: [[String: Double]]],
+        storms: [Peer: [[String: Double]]],
         lateness: [Peer: LatenessRun], floor: LatenessRun, touchFloors: [[String: Double]], skipped: [Peer: String],
         drawsDiffer: Set<Peer>, load: (String, String)
     ) {
@@ -163,6 +186,25 @@ extension BenchmarkRun {
         row("schedule+cancel, FIFO victims: CPU/pair (ns)", "fifo.cpu", note: "process CPU until caught up", fifo)
         row("schedule+cancel, random victims: wall/pair (ns)", "random.wall", random)
         row("schedule+cancel, random victims: CPU/pair (ns)", "random.cpu", random)
+        // By handle: PreciseTimer's handle runs; each peer's own runs under the same key (a peer's
+        // handle is the only form it has).
+        let handles = { (order: CancelOrder) in
+            { (peer: Peer) -> [[String: Double]] in
+                let prefix = order == .fifo ? "fifo" : "random"
+                if peer == .precise { return byHandle[order] ?? [] }
+                return (cost[peer]?[order] ?? []).map { runs in
+                    [
+                        "\(prefix).handle.wall": runs["\(prefix).wall"] ?? .nan,
+                        "\(prefix).handle.cpu": runs["\(prefix).cpu"] ?? .nan,
+                    ]
+                }
+            }
+        }
+        let handleNote = "PreciseTimer: scheduleTimer(.after(_:)) / cancel(handle); peers: as above"
+        row(
+            "schedule+cancel by handle, FIFO victims: CPU/pair (ns)", "fifo.handle.cpu", note: handleNote,
+            handles(.fifo))
+        row("schedule+cancel by handle, random victims: CPU/pair (ns)", "random.handle.cpu", handles(.random))
         row("schedule alone (fill to \(Format.count(plan.pending))): wall/timer (ns)", "fill", both)
         row("schedule alone: CPU/timer (ns)", "fillCpu", both)
         row("memory per pending timer (B)", "bytes", note: "RSS growth over the fill", both)

@@ -65,6 +65,48 @@ enum PeerBenchmark {
         return (figures, timers)
     }
 
+    /// Schedule + cancel pairs as ``costPrecise(order:pending:pairs:touches:)`` times them, by
+    /// ``TimerHandle``: `scheduleTimer(.after(_:))` with a generated ID hands out the handle, and
+    /// `cancel(handle)` ends exactly that timer (what a caller that keeps handles, as every peer
+    /// keeps its own, pays). The same draws; no touch.
+    /// - Returns: `wall`, `cpu` (per pair) and `check`.
+    static func costPreciseByHandle(
+        order: CancelOrder, pending: Int, pairs: Int
+    ) throws -> (
+        [String: Double], AnyObject
+    ) {
+        let draws = PeerDraws(order: order, pending: pending, pairs: pairs, touches: 0, seed: Self.seed)
+        let timers = try PreciseTimer()
+        let scale = TimerServiceScale(timers: timers)
+        try scale.settle()
+        var handles = [TimerHandle](repeating: TimerHandle(id: "placeholder", generation: 0), count: pending + pairs)
+        var failures = 0
+        for index in 0..<pending {
+            handles[index] = try timers.scheduleTimer(
+                .after(.milliseconds(draws.delaysMs[index])), id: nil, options: TimerOptions()
+            ) { _ in }
+        }
+        try scale.settle()
+
+        let (cpu1, t1) = (Measure.processCPU(), Measure.now())
+        for k in 0..<pairs {
+            handles[pending + k] = try timers.scheduleTimer(
+                .after(.milliseconds(draws.delaysMs[pending + k])), id: nil, options: TimerOptions()
+            ) { _ in }
+            if !timers.cancel(handles[Int(draws.victims[k])]) { failures += 1 }
+        }
+        let wall = Measure.now() - t1
+        try scale.settle()
+        let cpu = Measure.processCPU() - cpu1
+        guard failures == 0, timers.scheduledCount == pending else {
+            throw BenchmarkSkip(reason: "\(failures) cancels by handle failed")
+        }
+        return (
+            ["wall": Double(wall) / Double(pairs), "cpu": Double(cpu) / Double(pairs), "check": Double(draws.check)],
+            timers
+        )
+    }
+
     /// The same work on raw libevent, in C (`clibevent_cost_run`), with these very draws.
     static func costLibevent(order: CancelOrder, pending: Int, pairs: Int, touches: Int) throws -> [String: Double] {
         let draws = PeerDraws(order: order, pending: pending, pairs: pairs, touches: touches, seed: Self.seed)

@@ -48,6 +48,9 @@ extension Probe {
             let (figures, service) = try PeerBenchmark.costPrecise(
                 order: order, pending: pending, pairs: pairs, touches: touches)
             (result, keepAlive) = (ProbeResult(figures: figures), service)
+        case .peerHandleCost(let order, let pending, let pairs):
+            let (figures, service) = try PeerBenchmark.costPreciseByHandle(order: order, pending: pending, pairs: pairs)
+            (result, keepAlive) = (ProbeResult(figures: figures), service)
         case .idle(let kind, let seconds):
             let (figures, service) = try IdleBenchmark.run(kind, seconds: seconds)
             (result, keepAlive) = (ProbeResult(figures: figures), service)

@@ -20,6 +20,9 @@ enum Probe: Sendable, Equatable {
     /// The peers section's schedule-alone, schedule + cancel and touch run on PreciseTimer or raw
     /// libevent (``PeerBenchmark``).
     case peerCost(ServiceKind, CancelOrder, pending: Int, pairs: Int, touches: Int)
+    /// The peers section's schedule + cancel run on PreciseTimer by ``TimerHandle``
+    /// (``PeerBenchmark/costPreciseByHandle(order:pending:pairs:)``).
+    case peerHandleCost(CancelOrder, pending: Int, pairs: Int)
     /// Many concurrent periodic timers (``ConcurrentBenchmark``).
     case concurrent(ServiceKind, count: Int, milliseconds: Int, interval: Int64)
 
@@ -32,6 +35,8 @@ enum Probe: Sendable, Equatable {
             "control:\(kind.rawValue):\(pending):\(countAt):\(ops)"
         case .peerCost(let kind, let order, let pending, let pairs, let touches):
             "peerCost:\(kind.rawValue):\(order.rawValue):\(pending):\(pairs):\(touches)"
+        case .peerHandleCost(let order, let pending, let pairs):
+            "peerHandleCost:\(ServiceKind.precise.rawValue):\(order.rawValue):\(pending):\(pairs)"
         case .memory(let kind, let count): "memory:\(kind.rawValue):\(count)"
         case .storm(let kind, let count): "storm:\(kind.rawValue):\(count)"
         case .idle(let kind, let seconds): "idle:\(kind.rawValue):\(seconds)"
@@ -63,6 +68,11 @@ enum Probe: Sendable, Equatable {
                 let touches = numbers[3]
             else { throw bad }
             self = .peerCost(kind, order, pending: pending, pairs: pairs, touches: touches)
+        case ("peerHandleCost", 5):
+            guard kind == .precise, let order = CancelOrder(rawValue: fields[2]), let pending = numbers[1],
+                let pairs = numbers[2]
+            else { throw bad }
+            self = .peerHandleCost(order, pending: pending, pairs: pairs)
         case ("memory", 3):
             guard let count = numbers[0] else { throw bad }
             self = .memory(kind, count: count)
