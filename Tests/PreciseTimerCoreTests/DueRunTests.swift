@@ -1,3 +1,4 @@
+import Dispatch
 import PreciseTimerCore
 import PreciseTimerTesting
 import Synchronization
@@ -29,11 +30,32 @@ struct DueRunTests {
         return node
     }
 
-    @Test("a node fits glibc's largest fast-bin chunk, so freeing one never merges free neighbours")
+    @Test("a plain one-shot's node fits a 96-byte malloc chunk; what only some timers have is allocated for them")
     func nodeSize() {
         let node = Self.node("size", deadline: 0, sequence: 1)
-        // A 128-byte chunk has 120 usable bytes; the next size up has 136.
-        #expect(mallocUsableSize(Unmanaged.passUnretained(node).toOpaque()) <= 120)
+        // A 96-byte chunk has 88 usable bytes; the next size up has 104.
+        #expect(mallocUsableSize(Unmanaged.passUnretained(node).toOpaque()) <= 88)
+        #expect(node.options == nil)
+        // A one-shot's count lives in a flag: 0, then 1 once its call began.
+        #expect(node.count == 0)
+        node.count = 1
+        #expect(node.count == 1 && node.catchUp == 0 && node.policy == .skip && node.interval == 0)
+
+        let queue = DispatchQueue(label: "node-size")
+        let variants: [TimerNode] = [
+            TimerNode(id: "every", deadline: 0, interval: 1_000, options: .init()) { _ in },
+            TimerNode(id: "queue", deadline: 0, interval: 0, options: .init(executor: .queue(queue))) { _ in },
+            TimerNode(id: "tolerant", deadline: 0, interval: 0, options: .init(), tolerance: 1_000_000) { _ in },
+            TimerNode(id: "burst", deadline: 0, interval: 0, options: .init(missedTicks: .burst)) { _ in },
+        ]
+        for variant in variants {
+            #expect(variant.options != nil, "\(variant.id)")
+        }
+        #expect(variants[0].interval == 1_000 && variants[1].queue === queue && variants[2].coalescing > 0)
+        #expect(variants[3].policy == .burst)
+        variants[0].count = 7
+        variants[0].catchUp = 3
+        #expect(variants[0].count == 7 && variants[0].catchUp == 3)
     }
 
     @Test("a heap with a due run pops in firing order through removals and earlier inserts", arguments: [1, 2, 3, 4])

@@ -104,4 +104,21 @@ struct GeneratedIDHashTests {
         #expect(!timers.isScheduled(seventh))
         #expect(timers.scheduledCount == 999)
     }
+
+    @Test("a node named by its sequence hashes from the number as from the string, past 2⁶¹ too")
+    func nodeHashFromSequence() {
+        for number: UInt64 in [1, 7, 64, 1_000_003, 1 << 61 - 1, 1 << 61, UInt64.max] {
+            let id = TimerID(generatedNumber: number)
+            let node = TimerNode(id: id, deadline: 0, interval: 0, options: .init()) { _ in }
+            node.sequence = number
+            node.place(hash: id.tableHash, namedBySequence: true)
+            #expect(node.hash == id.tableHash, "\(id)")
+            #expect(UInt64(node.shard) == id.tableHash >> TimerCore.shardShift)
+        }
+        // A chosen ID is hashed from its string, whatever the sequence.
+        let named = TimerNode(id: "session-9", deadline: 0, interval: 0, options: .init()) { _ in }
+        named.sequence = 9
+        named.name("session-9")
+        #expect(named.hash == TimerID("session-9").tableHash)
+    }
 }

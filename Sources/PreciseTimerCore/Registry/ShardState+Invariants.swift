@@ -23,6 +23,9 @@ extension ShardState {
             if node.state == .pending { pending += 1 }
             if node.state == .ended { violations.append("\(node.id): ended but still registered") }
             if node.hash != node.id.tableHash { violations.append("\(node.id): hash is not its ID's") }
+            if UInt64(node.shard) != node.id.tableHash >> TimerCore.shardShift {
+                violations.append("\(node.id): shard is not its ID's")
+            }
             if node.clock != nil {
                 boundNodes += 1
                 if self.bound[ObjectIdentifier(node)] !== node {

@@ -148,12 +148,18 @@ package struct ShardState {
     /// - Throws: ``PreciseTimerError/Code/duplicateID`` when the ID is taken (nothing changed),
     ///   ``PreciseTimerError/Code/shutDown`` or the engine's failure once closed.
     package mutating func add(_ node: TimerNode) throws(PreciseTimerError) -> Bool {
+        try self.add(node, hash: node.hash)
+    }
+
+    /// ``add(_:)`` with the node's ``TimerNode/hash`` already computed by the caller (outside
+    /// the lock).
+    package mutating func add(_ node: TimerNode, hash: UInt64) throws(PreciseTimerError) -> Bool {
         switch self.end {
         case .failed(let error): throw error
         case .shutDown: throw PreciseTimerError(.shutDown, id: node.id)
         case nil: break
         }
-        guard self.timers.insert(node, hash: node.hash) == nil else {
+        guard self.timers.insert(node, hash: hash) == nil else {
             throw PreciseTimerError(.duplicateID, id: node.id)
         }
         node.era = self.era

@@ -183,7 +183,7 @@ extension TimerCore {
             id: id, deadline: deadline, interval: 0, options: options, clock: request.clock, tolerance: tolerance,
             handler: handler)
         node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
-        node.hash = hash
+        node.place(hash: hash)
         if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
         // A creation, counted before the timer is visible (see ``schedule(_:id:options:_:)``); a
         // touch that created it on another thread in between makes this one a move after all.
@@ -194,7 +194,7 @@ extension TimerCore {
             (created, pushed) = try self.shards[shard].withLock {
                 (registry) throws(PreciseTimerError) -> (Bool, Bool) in
                 let (found, wake) = registry.reschedule(id, hash: hash, to: deadline, now: now)
-                return found ? (false, wake) : (true, try registry.add(node))
+                return found ? (false, wake) : (true, try registry.add(node, hash: hash))
             }
         } catch {
             self.instruments.refused()

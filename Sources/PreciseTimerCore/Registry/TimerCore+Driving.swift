@@ -160,7 +160,7 @@ extension TimerCore {
     /// The call is counted in ``inFlight`` as it begins, under the same lock, so a close that
     /// follows sees it.
     func hop(_ fire: ShardState.Fire) {
-        let call = self.shards[self.shard(for: fire.node.hash)].withLock { registry -> ShardState.Call? in
+        let call = self.shards[Int(fire.node.shard)].withLock { registry -> ShardState.Call? in
             let call = registry.begin(fire)
             if call != nil { self.inFlight.enter() }
             return call
@@ -179,7 +179,7 @@ extension TimerCore {
     @discardableResult
     func invoke(_ call: ShardState.Call, for fire: ShardState.Fire, onLoop: Bool) -> Int64 {
         // No lock around user code (the handler, then a calendar timer's schedule).
-        self.shards[self.shard(for: fire.node.hash)].assertNotHeld()
+        self.shards[Int(fire.node.shard)].assertNotHeld()
         let firedAt = self.doorbell.now()
         self.instruments.willCall(fire, firedAt: firedAt)
         call.handler(
@@ -199,7 +199,7 @@ extension TimerCore {
             upcoming = ShardState.Upcoming(asking: schedule, after: fire.occurrence ?? self.doorbell.wallClockNow())
         }
         let now = self.doorbell.now()
-        let shard = self.shard(for: fire.node.hash)
+        let shard = Int(fire.node.shard)
         let (wake, ended, broken, head, deadline) = self.shards[shard].withLock { registry in
             let (wake, ended, broken) = registry.complete(fire, firedAt: firedAt, now: now, upcoming: upcoming)
             return (wake, ended, broken, onLoop && wake ? registry.peek() : nil, fire.node.fireAt)

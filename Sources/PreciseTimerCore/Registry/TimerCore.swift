@@ -106,7 +106,7 @@ package final class TimerCore: Sendable {
     /// shard of a million timers at ~16 000 (its table and heap grow in well under a
     /// millisecond) and makes two threads meet on a shard's lock once in 64 calls.
     package static let shardCount = 64
-    static let shardShift = UInt64(64 - shardCount.trailingZeroBitCount)
+    package static let shardShift = UInt64(64 - shardCount.trailingZeroBitCount)
 
     /// - Parameters:
     ///   - doorbell: The clock and wake-up of whatever drives this core. It must not hold the
@@ -190,14 +190,16 @@ package final class TimerCore: Sendable {
             id: name, deadline: request.deadline, interval: request.interval, options: options,
             clock: request.clock, tolerance: tolerance, handler: handler)
         node.sequence = number
-        node.hash = hash
+        node.place(hash: hash, namedBySequence: id == nil)
         // Read while the node is still this thread's alone: once added, the loop owns it.
         let fireAt = node.fireAt
         // Counted before it is visible: its fire or cancel may come on another thread at once.
         self.instruments.scheduled()
         let wake: Bool
         do {
-            wake = try self.shards[shard].withLock { (registry) throws(PreciseTimerError) in try registry.add(node) }
+            wake = try self.shards[shard].withLock { (registry) throws(PreciseTimerError) in
+                try registry.add(node, hash: hash)
+            }
         } catch {
             self.instruments.refused()
             throw error

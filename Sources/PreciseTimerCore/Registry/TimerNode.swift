@@ -25,11 +25,12 @@ package final class TimerNode: @unchecked Sendable {
     }
 
     // Fields are ordered so that what a cancel and a heap move touch comes first, and so that
-    // the node is 120 bytes, a 128-byte malloc chunk (234 B per pending timer with its table slot,
-    // heap entry and handler): a million pending timers is a normal load. 128 bytes is also
-    // glibc's largest fast-bin chunk: freeing a node (a fired one-shot, a cancel, a shutdown) is
-    // a push onto a list, where a 144-byte chunk is merged with its free neighbours, writing
-    // into other free chunks all over the heap.
+    // the node is 88 bytes, a 96-byte malloc chunk: a million pending timers is a normal load.
+    // What only some timers have (an interval, a queue, another clock, a tolerance, a policy
+    // other than `.skip`, a call count above one) lives in ``Options``, allocated only for them:
+    // a plain one-shot on the loop needs none of it. The ID's table hash is not kept either:
+    // it is computed again (``hash``) where a one-shot's end or a storm's prefetch needs it, and
+    // only its shard is kept (one byte, read for every fire).
 
     /// Set once, before the node is shared.
     @exclusivity(unchecked) package var id: TimerID
@@ -46,31 +47,95 @@ package final class TimerNode: @unchecked Sendable {
     /// the heap's due run, see ``TimerHeap/remove(_:)``); -1 otherwise.
     @exclusivity(unchecked) package var heapIndex: Int32 = -1
     @exclusivity(unchecked) package var state: State = .pending
-    package let policy: MissedTickPolicy
-    /// ``catchUp``, ``pauseWhenDone`` and ``isRescheduled`` in one byte.
+    /// ``pauseWhenDone``, ``isRescheduled``, whether the ID is its sequence's generated one (see
+    /// ``place(hash:namedBySequence:)``) and, without ``options``, whether its one call began.
     @exclusivity(unchecked) private var flags: UInt8 = 0
-    /// The coalescing grid's step as a power of two (see ``coalescing``); 0: no grid.
-    private let coalescingShift: UInt8
+    /// The registry shard its ID hashes to (``TimerCore/shard(for:)``), set with the ID.
+    @exclusivity(unchecked) package private(set) var shard: UInt8 = 0
     /// Bumped whenever a fire already taken becomes stale (reschedule, pause): only a fire
     /// stamped with the current epoch may start a call.
     @exclusivity(unchecked) package var epoch: UInt32 = 0
     /// The registry's era when it was scheduled; an older era means ended by `cancelAll` or
     /// `close`, whatever `state` says (see ``ShardState/cancelAll()``).
     @exclusivity(unchecked) package var era: UInt32 = 0
-    /// Nanoseconds between deadlines; 0 for a one-shot.
-    package let interval: Int64
-    /// `nil`: run on the loop.
-    package let queue: DispatchQueue?
     /// The order among equal deadlines, drawn once when the timer is scheduled and kept for its
     /// whole life; also its generation (``Tick/generation``), never given to another timer.
     @exclusivity(unchecked) package var sequence: UInt64 = 0
-    @exclusivity(unchecked) package var count: UInt64 = 0
-    /// The ID's ``TimerID/tableHash``, set with `id`: it picks the node's shard and table slot,
-    /// so the loop never hashes a string to find them again.
-    @exclusivity(unchecked) package var hash: UInt64 = 0
-    /// For a timer on the continuous or the wall clock: what ties `deadline` (then an estimate
-    /// on the monotonic clock) to its own clock; `nil` for the monotonic clock.
-    package let clock: ClockBinding?
+    /// What only some timers have; `nil` for a one-shot on the loop and the monotonic clock,
+    /// with no tolerance and the default policy.
+    package let options: Options?
+
+    /// The settings a timer may have beyond a plain one-shot's, and the counts that only a
+    /// repeating timer reaches. The `let`s are read without a lock, the `var`s under the
+    /// node's shard's semaphore, as the node's own.
+    package final class Options: @unchecked Sendable {
+        /// Nanoseconds between deadlines; 0 for a one-shot.
+        package let interval: Int64
+        /// `nil`: run on the loop.
+        package let queue: DispatchQueue?
+        /// For a timer on the continuous or the wall clock: what ties `deadline` (then an
+        /// estimate on the monotonic clock) to its own clock; `nil` for the monotonic clock.
+        package let clock: ClockBinding?
+        package let policy: MissedTickPolicy
+        /// The coalescing grid's step as a power of two (see ``coalescing``); 0: no grid.
+        package let coalescingShift: UInt8
+        /// `.burst` catch-up calls made in a row (at most ``MissedTickPolicy/maximumBurst``).
+        @exclusivity(unchecked) package var catchUp: UInt8 = 0
+        /// Calls begun.
+        @exclusivity(unchecked) package var count: UInt64 = 0
+
+        init(
+            interval: Int64, queue: DispatchQueue?, clock: ClockBinding?, policy: MissedTickPolicy,
+            coalescingShift: UInt8
+        ) {
+            self.interval = interval
+            self.queue = queue
+            self.clock = clock
+            self.policy = policy
+            self.coalescingShift = coalescingShift
+        }
+    }
+
+    /// Nanoseconds between deadlines; 0 for a one-shot.
+    @inline(__always)
+    package var interval: Int64 { self.options?.interval ?? 0 }
+    /// `nil`: run on the loop.
+    @inline(__always)
+    package var queue: DispatchQueue? { self.options?.queue }
+    /// For a timer on the continuous or the wall clock: what ties `deadline` to its own clock;
+    /// `nil` for the monotonic clock.
+    @inline(__always)
+    package var clock: ClockBinding? { self.options?.clock }
+    @inline(__always)
+    package var policy: MissedTickPolicy { self.options?.policy ?? .skip }
+
+    /// Calls begun (a one-shot's is 0 or 1, kept in a flag).
+    @inline(__always)
+    package var count: UInt64 {
+        get {
+            if let options = self.options { return options.count }
+            return self.flags & Self.calledOnceBit != 0 ? 1 : 0
+        }
+        set {
+            if let options = self.options {
+                options.count = newValue
+            } else {
+                precondition(newValue <= 1, "TimerNode: a timer without options is called once")
+                self.flags = newValue == 1 ? self.flags | Self.calledOnceBit : self.flags & ~Self.calledOnceBit
+            }
+        }
+    }
+
+    /// The ID's ``TimerID/tableHash``: its shard (top bits) and its table slot (low bits).
+    /// Computed, not stored: a generated ID's is a few arithmetic operations on its number (the
+    /// node's ``sequence``), a chosen ID's a SipHash of its string.
+    @inline(__always)
+    package var hash: UInt64 {
+        if self.flags & Self.namedBySequenceBit != 0, let hash = TimerID.tableHash(generatedNumber: self.sequence) {
+            return hash
+        }
+        return self.id.tableHash
+    }
 
     /// A timer's handler, wrapped (see ``storedHandler``).
     package struct StoredHandler {
@@ -104,18 +169,25 @@ package final class TimerNode: @unchecked Sendable {
         }
     }
 
-    private static let catchUpBits: UInt8 = 0x3F
+    private static let namedBySequenceBit: UInt8 = 0x10
+    private static let calledOnceBit: UInt8 = 0x20
     private static let pauseWhenDoneBit: UInt8 = 0x40
     private static let isRescheduledBit: UInt8 = 0x80
 
-    /// `.burst` catch-up calls made in a row (see ``MissedTickPolicy/maximumBurst``, which six
-    /// bits hold).
+    /// `.burst` catch-up calls made in a row (see ``MissedTickPolicy/maximumBurst``); always 0
+    /// without ``options`` (only a repeating timer catches up).
     @inline(__always)
     package var catchUp: UInt8 {
-        get { self.flags & Self.catchUpBits }
+        get { self.options?.catchUp ?? 0 }
         set {
-            assert(newValue <= Self.catchUpBits, "TimerNode: catchUp holds six bits (MissedTickPolicy.maximumBurst)")
-            self.flags = (self.flags & ~Self.catchUpBits) | (newValue & Self.catchUpBits)
+            assert(
+                newValue <= UInt8(MissedTickPolicy.maximumBurst),
+                "TimerNode: catchUp is at most MissedTickPolicy.maximumBurst")
+            if let options = self.options {
+                options.catchUp = newValue
+            } else {
+                precondition(newValue == 0, "TimerNode: only a repeating timer catches up")
+            }
         }
     }
 
@@ -139,7 +211,8 @@ package final class TimerNode: @unchecked Sendable {
     /// tolerance; 0 for a timer that fires at its deadline (see ``fireAt``).
     @inline(__always)
     package var coalescing: Int64 {
-        self.coalescingShift == 0 ? 0 : (Int64(1) << Int64(self.coalescingShift)) - 1
+        guard let shift = self.options?.coalescingShift, shift != 0 else { return 0 }
+        return (Int64(1) << Int64(shift)) - 1
     }
 
     package init(
@@ -148,14 +221,19 @@ package final class TimerNode: @unchecked Sendable {
     ) {
         self.id = id
         self.deadline = deadline
-        self.interval = interval
-        self.clock = clock
         let mask = Coalescing.mask(tolerance: interval > 0 ? min(tolerance, interval / 2) : tolerance)
-        self.coalescingShift = mask == 0 ? 0 : UInt8((mask &+ 1).trailingZeroBitCount)
-        self.policy = options.missedTicks
+        let coalescingShift = mask == 0 ? 0 : UInt8((mask &+ 1).trailingZeroBitCount)
+        let queue: DispatchQueue?
         switch options.executor {
-        case .loop: self.queue = nil
-        case .queue(let queue): self.queue = queue
+        case .loop: queue = nil
+        case .queue(let executor): queue = executor
+        }
+        if interval != 0 || queue != nil || clock != nil || coalescingShift != 0 || options.missedTicks != .skip {
+            self.options = Options(
+                interval: interval, queue: queue, clock: clock, policy: options.missedTicks,
+                coalescingShift: coalescingShift)
+        } else {
+            self.options = nil
         }
         self.storedHandler = StoredHandler(body: handler)
     }
@@ -170,22 +248,36 @@ package final class TimerNode: @unchecked Sendable {
     @inline(__always)
     package var repeats: Bool { self.interval > 0 || self.clock?.schedule != nil }
 
-    /// Gives the node its ID (and that ID's hash), before it is registered.
+    /// Gives the node its ID (and that ID's shard), before it is registered.
     @inline(__always)
     package func name(_ id: TimerID) {
         self.id = id
-        self.hash = id.tableHash
+        self.place(hash: id.tableHash)
+    }
+
+    /// Records the shard of `hash`, the node's ID's ``TimerID/tableHash`` (computed by the
+    /// caller, who needed it anyway), before the node is registered.
+    ///
+    /// - Parameter namedBySequence: The ID is the generated one of the node's ``sequence``
+    ///   (`timer-<sequence>`), so ``hash`` is computed from the number, never from the string.
+    @inline(__always)
+    package func place(hash: UInt64, namedBySequence: Bool = false) {
+        self.shard = UInt8(truncatingIfNeeded: hash >> TimerCore.shardShift)
+        if namedBySequence {
+            self.flags |= Self.namedBySequenceBit
+        } else {
+            self.flags &= ~Self.namedBySequenceBit
+        }
     }
 }
 
 extension TimerDriver {
-    /// Hints the cache lines of the node at `address`: 120 bytes (``TimerNode``'s size, checked
-    /// by a test), three lines unless it starts on one.
+    /// Hints the cache lines of the node at `address`: 88 bytes (``TimerNode``'s size, checked
+    /// by a test), two lines unless it starts past the 40th byte of one.
     @inline(__always)
     func prefetch(node address: UInt) {
         self.prefetch(address: address)
-        self.prefetch(address: address &+ 64)
-        self.prefetch(address: address &+ 119)
+        self.prefetch(address: address &+ 87)
     }
 
     /// Hints what firing or releasing `node` touches besides the node: its handler's closure
