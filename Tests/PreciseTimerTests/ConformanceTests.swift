@@ -36,14 +36,21 @@ struct ConformanceTests {
         defer { timers.shutdown() }
         let order = Recorder<Tick>()
         // Scheduled first, due later: a service that delayed `.zero` by even 20 ms would fire
-        // it second, however loaded the machine.
+        // it second.
+        let beforeLater = timers.now
         try timers.schedule(id: "later", after: .milliseconds(20)) { order.append($0) }
         let before = timers.now
         try timers.schedule(id: "zero", after: .zero) { order.append($0) }
         let after = timers.now
         let ticks = await order.wait(forCount: 2)
-        #expect(ticks.map(\.id) == ["zero", "later"])
-        let zero = try #require(ticks.first)
+        if after - beforeLater < .milliseconds(20) {
+            #expect(ticks.map(\.id) == ["zero", "later"])
+        } else {
+            // This thread lost its core for 20 ms between the two calls (a loaded machine, a
+            // sanitizer): "later" was due before "zero" was scheduled, and may rightly fire first.
+            #expect(Set(ticks.map(\.id)) == ["zero", "later"])
+        }
+        let zero = try #require(ticks.first { $0.id == "zero" })
         #expect(zero.scheduledAt >= before && zero.scheduledAt <= after, "the deadline is the instant of the call")
         #expect(zero.firedAt >= zero.scheduledAt)
     }
