@@ -150,12 +150,16 @@ struct SwiftMetricsRecorderTests {
         defer { timers.shutdown() }
 
         let fired = Recorder<TimerID>()
+        let cancelled = [2, 5, 9]
         for index in 1...10 {
-            try timers.schedule(id: TimerID("one-\(index)"), after: .milliseconds(200 + 5 * index)) { tick in
+            // The three to cancel are an hour away: a task that loses its core for a while still
+            // finds them pending.
+            let delay: Duration = cancelled.contains(index) ? .seconds(3_600) : .milliseconds(200 + 5 * index)
+            try timers.schedule(id: TimerID("one-\(index)"), after: delay) { tick in
                 fired.append(tick.id)
             }
         }
-        for index in [2, 5, 9] { #expect(timers.cancel(TimerID("one-\(index)"))) }
+        for index in cancelled { #expect(timers.cancel(TimerID("one-\(index)"))) }
         await fired.wait(forCount: 7)
 
         // A 2 ms ticker whose first call blocks the loop for 15 ms: its second call has missed periods.
