@@ -9,7 +9,9 @@ import Testing
 struct EngineHardeningTests {
     /// Schedules and cancels a probe timer until `schedule` throws; returns that error.
     private static func scheduleUntilRefused(_ timers: PreciseTimer) async -> PreciseTimerError? {
-        for _ in 0..<2_000 {
+        // Up to two minutes: the loop thread may wait that long for a core on a loaded machine.
+        let deadline = MonotonicInstant.now().advanced(by: .seconds(120))
+        while MonotonicInstant.now() < deadline {
             do {
                 let id = try timers.schedule(after: .seconds(1)) { _ in }
                 timers.cancel(id)
@@ -46,8 +48,7 @@ struct EngineHardeningTests {
         // The loop thread releases the handlers as it leaves; schedule can refuse (the shards are
         // closed) a moment before the last release (seen under TSan: 6 runs in 30 found one
         // alive, gone 5-10 ms later). Generous bound for a loaded machine.
-        for _ in 0..<2_000 where !probe.isReleased { await pause(.milliseconds(5)) }
-        #expect(probe.isReleased, "a handler outlived the failure")
+        #expect(await Polling.until { probe.isReleased }, "a handler outlived the failure")
         timers.shutdown()  // Returns: the loop thread is already gone.
         #expect(throws: PreciseTimerError.self) { try timers.schedule(after: .zero) { _ in } }
     }

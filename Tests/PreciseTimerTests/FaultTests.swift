@@ -133,7 +133,9 @@ struct FaultTests {
                 }
             }
             // The loop threads let go of their last references as they exit.
-            for _ in 0..<2_000 where openCount() > before + 4 { usleep(1_000) }
+            // Up to two minutes (a loaded machine), checked every millisecond.
+            let deadline = MonotonicInstant.now().advanced(by: .seconds(120))
+            while openCount() > before + 4, MonotonicInstant.now() < deadline { usleep(1_000) }
             _exit(openCount() <= before + 4 ? 0 : 1)
         }
     }
@@ -147,7 +149,8 @@ struct FaultTests {
                 let timers = try PreciseTimer()
                 let fired = Atomic<Bool>(false)
                 try timers.schedule(after: .milliseconds(1)) { _ in fired.store(true, ordering: .relaxed) }
-                for _ in 0..<10_000 where !fired.load(ordering: .relaxed) { usleep(1_000) }
+                let deadline = MonotonicInstant.now().advanced(by: .seconds(120))  // A loaded machine.
+                while !fired.load(ordering: .relaxed), MonotonicInstant.now() < deadline { usleep(1_000) }
                 timers.shutdown()
                 _exit(fired.load(ordering: .relaxed) ? 0 : 1)
             } catch {
