@@ -8,7 +8,7 @@ import Testing
 extension StressTests {
     @Test(
         "cancel racing a fire that hops to a queue: no crash, no call after cancel, every handler released",
-        .timeLimit(.minutes(2)), arguments: Implementation.allCases)
+        .timeLimit(.minutes(5)), arguments: Implementation.allCases)
     func cancelRacingQueueHop(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         let queue = DispatchQueue(label: "stress-hop", attributes: .concurrent)

@@ -101,7 +101,7 @@ struct StressTests {
 
     @Test(
         "8 threads schedule, cancel, cancelAll and fire; every timer is accounted for exactly once",
-        .timeLimit(.minutes(2)), arguments: Implementation.allCases)
+        .timeLimit(.minutes(5)), arguments: Implementation.allCases)
     func hammer(_ implementation: Implementation) async throws {
         let timers = try implementation.make()
         let sequencer = Sequencer()

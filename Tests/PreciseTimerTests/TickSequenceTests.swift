@@ -3,7 +3,7 @@ import PreciseTimerTesting
 import Testing
 
 /// ``TickSequence`` on both real services and, step by step, on virtual time.
-@Suite("Async: TickSequence", .timeLimit(.minutes(2)))
+@Suite("Async: TickSequence", .timeLimit(.minutes(5)))
 struct TickSequenceTests {
     @Test("bad input throws the typed error from ticks(...)", arguments: Implementation.untimed)
     func badInput(_ implementation: Implementation) throws {
