@@ -117,14 +117,93 @@ struct DueRunTests {
         #expect(longestRun > 150)  // The storm was served from a run.
     }
 
+    @Test(
+        "a heap with a far tier pops in firing order through splits, refills, removals from every tier and storms",
+        arguments: [11, 12, 13])
+    func farTierMatchesModel(seed: UInt64) {
+        var random = SplitMix(seed: seed)
+        var heap = TimerHeap()
+        var nodes: [TimerNode] = []  // The heap does not retain its nodes.
+        // The model: pending nodes in firing order.
+        var model: [TimerNode] = []
+        var sequence: UInt64 = 0
+        func position(_ key: (Int64, UInt64)) -> Int {
+            var low = 0
+            var high = model.count
+            while low < high {
+                let middle = (low + high) / 2
+                if (model[middle].fireAt, model[middle].sequence) < key { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+        func insert(deadline: Int64) {
+            sequence += 1
+            let node = Self.node(TimerID("f\(sequence)"), deadline: deadline, sequence: sequence)
+            nodes.append(node)
+            model.insert(node, at: position((deadline, sequence)))
+            heap.insert(node)
+        }
+        var now: Int64 = 0
+        // Spread over a long horizon: the heap splits, most entries go far.
+        for _ in 0..<6_000 { insert(deadline: Int64.random(in: 0..<1_000_000, using: &random)) }
+        #expect(heap.farCount > 3_000)
+        #expect(heap.structureViolations().isEmpty)
+        var mostFar = heap.farCount
+        var popped = 0
+        var operations = 0
+        while !model.isEmpty {
+            operations += 1
+            heap.gatherDue(notAfter: now)
+            #expect(heap.count == model.count)
+            switch Int.random(in: 0..<20, using: &random) {
+            case 0, 1, 2:
+                // A removal anywhere: the far tier, the heap, or the due run.
+                let victim = model.remove(at: Int.random(in: 0..<model.count, using: &random))
+                heap.remove(victim)
+                #expect(victim.heapIndex == -1)
+            case 3, 4:
+                // Far ahead (to the far tier once it exists) or just ahead of the clock.
+                let far = Bool.random(using: &random)
+                insert(deadline: now + Int64.random(in: far ? 100_000..<2_000_000 : 0..<1_000, using: &random))
+            case 5 where operations % 500 == 0:
+                // A storm: many timers at one instant, soon.
+                let instant = now + 500
+                for _ in 0..<300 { insert(deadline: instant) }
+            default:
+                #expect(heap.min?.sequence == model.first?.sequence)
+                guard let expected = model.first, expected.fireAt <= now else {
+                    now += 2_000
+                    continue
+                }
+                let node = heap.removeMin()
+                #expect(node === expected, "pop \(popped)")
+                #expect(node?.heapIndex == -1)
+                model.removeFirst()
+                popped += 1
+            }
+            mostFar = max(mostFar, heap.farCount)
+            if operations % 211 == 0 {
+                let violations = heap.structureViolations()
+                #expect(violations.isEmpty, "\(violations.prefix(3))")
+                if !violations.isEmpty { return }
+            }
+        }
+        #expect(heap.count == 0 && heap.min == nil && heap.farCount == 0)
+        #expect(heap.structureViolations().isEmpty)
+        #expect(popped > 3_000)
+        #expect(heap.capacity < 4_096)  // Drained, it gave its peak storage back.
+    }
+
     @Test("a heap too large to gather under the lock in bounded time is popped one by one, in order")
     func largeHeapIsNotGathered() {
         var heap = TimerHeap()
         let count = TimerHeap.maximumGather + 1
         let nodes = (0..<count).map {
-            Self.node(TimerID("l\($0)"), deadline: Int64(($0 * 7919) % 100), sequence: UInt64($0 + 1))
+            // One deadline: the far tier cannot take any of them, so the heap itself is too large.
+            Self.node(TimerID("l\($0)"), deadline: 50, sequence: UInt64(($0 * 7919) % count + 1))
         }
         for node in nodes { heap.insert(node) }
+        #expect(heap.farCount == 0)
         heap.gatherDue(notAfter: 1_000)
         #expect(heap.dueRunCount == 0)
         var last: (Int64, UInt64) = (.min, 0)

@@ -46,6 +46,16 @@ package struct TimerHeap {
     }
 
     private var entries: ContiguousArray<Entry> = []
+    /// The far tier: entries whose deadline is at or after ``farBound``, unordered. A node here
+    /// holds its place as ``farIndex(_:)`` (-2 and below) in its ``TimerNode/heapIndex``.
+    /// Invariants: every entry of the heap and the run is before `farBound`, every far entry at
+    /// or after it (so the earliest entry is never here); the far tier is empty unless the heap
+    /// or the run holds an entry; `farBound` is `.max` exactly when the far tier is empty.
+    private var far: ContiguousArray<Entry> = []
+    private var farBound = Int64.max
+    /// The heap's size at which ``split()`` moves its later entries to the far tier (raised after
+    /// each split, so splitting is amortized O(1) per insert even when nothing can move).
+    private var splitAt = Self.minimumSplit
     /// Due entries gathered out of `entries` (``gatherDue(notAfter:)``), in firing order, consumed
     /// from `runStart`. Invariant: `run[runStart]` is live whenever `runStart < run.count`, and
     /// the run is empty (no storage) once every entry is consumed or removed.
@@ -62,11 +72,23 @@ package struct TimerHeap {
     static let minimumRun = 32
     /// Storage (in entries) below which a sparse heap keeps its capacity.
     static let shrinkThreshold = 1_024
+    /// The smallest heap ``split()`` splits: below it, a sift is a few levels of one or two
+    /// cache lines and a far tier would not pay for its scans.
+    static let minimumSplit = 1_024
+    /// The fewest entries a split leaves in the heap and a refill brings back to it.
+    static let nearTarget = 256
 
     package init() {}
 
     /// Pending timers: the heap's entries and the run's live ones.
-    package var count: Int { self.entries.count + self.runCount }
+    package var count: Int { self.entries.count + self.runCount + self.far.count }
+
+    /// The entries of the far tier (tests).
+    package var farCount: Int { self.far.count }
+
+    /// ``TimerNode/heapIndex`` of a far entry at `index` (and back: the map is its own inverse).
+    @inline(__always)
+    static func farIndex(_ index: Int) -> Int { -2 - index }
 
     /// The live entries of the due run (tests: whether a storm is served from one).
     package var dueRunCount: Int { self.runCount }
@@ -106,18 +128,32 @@ package struct TimerHeap {
         for entry in self.entries {
             body(entry.sequence, entry.node)
         }
+        for entry in self.far {
+            body(entry.sequence, entry.node)
+        }
     }
 
-    /// Adds `node` at its current deadline and sequence.
+    /// Adds `node` at its current deadline and sequence: to the far tier if its deadline is at or
+    /// after ``farBound`` (an append), else to the heap.
     package mutating func insert(_ node: TimerNode) {
-        self.entries.append(Entry(deadline: node.fireAt, sequence: node.sequence, node: .passUnretained(node)))
+        let entry = Entry(deadline: node.fireAt, sequence: node.sequence, node: .passUnretained(node))
+        if entry.deadline >= self.farBound, self.farBound != .max {
+            node.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(self.far.count))
+            self.far.append(entry)
+            return
+        }
+        self.entries.append(entry)
         self.siftUp(from: self.entries.count - 1)
+        // Not while a due run is served: its entries must stay before the far tier's, and a
+        // bound drawn from the heap alone could come before some of them.
+        if self.entries.count >= self.splitAt, self.runStart >= self.run.count { self.split() }
     }
 
     /// Removes the earliest entry (in the heap or at the front of the run); returns its node
     /// (still owned by the table).
     @discardableResult
     package mutating func removeMin() -> TimerNode? {
+        defer { self.refillIfDrained() }
         if self.runStart < self.run.count, self.entries.isEmpty || !(self.entries[0] < self.run[self.runStart].entry) {
             return self.removeFromRun(at: self.runStart)
         }
@@ -126,8 +162,9 @@ package struct TimerHeap {
         return self.remove(at: 0)
     }
 
-    /// The entries the heap's storage holds (for tests: a drained heap gives its memory back).
-    package var capacity: Int { self.entries.capacity }
+    /// The entries the heap's storage holds, far tier included (for tests: a drained heap gives
+    /// its memory back).
+    package var capacity: Int { self.entries.capacity + self.far.capacity }
 
     /// Removes `node`'s entry, wherever it is.
     ///
@@ -145,6 +182,12 @@ package struct TimerHeap {
         let address = Unmanaged.passUnretained(node).toOpaque()
         if index >= 0 && index < self.entries.count && self.entries[index].node.toOpaque() == address {
             self.remove(at: index)
+            self.refillIfDrained()
+            return
+        }
+        let farIndex = Self.farIndex(index)
+        if farIndex >= 0 && farIndex < self.far.count && self.far[farIndex].node.toOpaque() == address {
+            self.removeFar(at: farIndex)
             return
         }
         let key = Entry(deadline: node.fireAt, sequence: node.sequence, node: .passUnretained(node))
@@ -173,6 +216,121 @@ package struct TimerHeap {
             low < self.run.count && self.run[low].isLive && self.run[low].entry.node.toOpaque() == address,
             "TimerHeap: node neither at its index nor in the due run")
         self.removeFromRun(at: low)
+        self.refillIfDrained()
+    }
+
+    // MARK: The far tier
+
+    /// Takes the far entry at `index` out: the last far entry takes its place (one index written,
+    /// into the node filed last, usually still in cache).
+    private mutating func removeFar(at index: Int) {
+        self.far[index].node._withUnsafeGuaranteedRef { $0.heapIndex = -1 }
+        let last = self.far.removeLast()
+        if index < self.far.count {
+            self.far[index] = last
+            last.node._withUnsafeGuaranteedRef { $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(index)) }
+        }
+        if self.far.isEmpty {
+            self.far = []
+            self.farBound = .max
+        } else if self.far.capacity > Self.shrinkThreshold, self.far.count * 8 < self.far.capacity {
+            // Sparse: a copy that fits, as ``remove(at:)`` does for the heap.
+            var fitted = ContiguousArray<Entry>()
+            fitted.reserveCapacity(self.far.count * 2)
+            fitted.append(contentsOf: self.far)
+            self.far = fitted
+        }
+    }
+
+    /// A deadline such that about `wanted` of `entries` come before it, from an even sample of
+    /// at most 128 of them; always after the sample's earliest (so at least one entry, the
+    /// earliest, comes before it). `.max` when that would overflow.
+    private static func bound(
+        placing wanted: Int, of entries: UnsafeBufferPointer<Entry>
+    ) -> Int64 {
+        let samples = Swift.min(entries.count, 128)
+        return withUnsafeTemporaryAllocation(of: Int64.self, capacity: samples) { sample in
+            let stride = entries.count / samples
+            for index in 0..<samples { sample[index] = entries[index * stride].deadline }
+            var sample = sample
+            sample.sort()
+            let rank = Swift.min(samples - 1, wanted * samples / entries.count)
+            let pick = sample[rank]
+            return pick == .max ? .max : pick + 1
+        }
+    }
+
+    /// Keeps the heap small when most timers are far off: moves the entries at or after a new
+    /// ``farBound`` (chosen to keep about an eighth of the heap, at least ``nearTarget``) into
+    /// the far tier, where filing or removing one is an append or a swap with the last instead of
+    /// a sift through the heap's levels. Called when the heap reaches ``splitAt``.
+    private mutating func split() {
+        let wanted = Swift.max(Self.nearTarget, self.entries.count / 8)
+        let bound = self.entries.withUnsafeBufferPointer { Self.bound(placing: wanted, of: $0) }
+        // Every heap entry is before the current bound, so the new one is not after it.
+        var kept = 0
+        var far = self.far
+        self.far = []
+        if bound != .max {
+            self.entries.withUnsafeMutableBufferPointer { buffer in
+                for index in 0..<buffer.count {
+                    let entry = buffer[index]
+                    if entry.deadline >= bound {
+                        entry.node._withUnsafeGuaranteedRef {
+                            $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(far.count))
+                        }
+                        far.append(entry)
+                    } else {
+                        buffer[kept] = entry
+                        kept += 1
+                    }
+                }
+            }
+        }
+        self.far = far
+        if kept > 0, kept < self.entries.count {
+            self.entries.removeLast(self.entries.count - kept)
+            self.farBound = bound
+            self.heapify()
+        }
+        self.splitAt = Swift.max(Self.minimumSplit, 2 * self.entries.count)
+    }
+
+    /// Once the heap and the run are both empty, moves the far tier's earliest entries (about
+    /// an eighth, at least ``nearTarget``) into the heap, so the earliest entry is never in the
+    /// far tier. One pass over the far tier; each entry is scanned about eight times in its life.
+    private mutating func refillIfDrained() {
+        guard self.entries.isEmpty, self.runStart >= self.run.count, !self.far.isEmpty else { return }
+        let wanted = Swift.max(Self.nearTarget, self.far.count / 8)
+        let bound =
+            wanted >= self.far.count ? .max : self.far.withUnsafeBufferPointer { Self.bound(placing: wanted, of: $0) }
+        // Partition in place: what stays far to the front, what comes near to the back. Only a
+        // far entry that changes place gets its index written (about as many as come near).
+        var low = 0
+        var high = self.far.count
+        self.far.withUnsafeMutableBufferPointer { buffer in
+            while true {
+                while low < high, bound != .max, buffer[low].deadline >= bound { low += 1 }
+                while low < high, bound == .max || buffer[high - 1].deadline < bound { high -= 1 }
+                guard low < high else { break }
+                buffer.swapAt(low, high - 1)
+                buffer[low].node._withUnsafeGuaranteedRef {
+                    $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(low))
+                }
+                low += 1
+                high -= 1
+            }
+        }
+        self.entries.append(contentsOf: self.far[low...])
+        self.far.removeLast(self.far.count - low)
+        if self.far.isEmpty {
+            self.far = []
+            self.farBound = .max
+        } else {
+            self.farBound = bound
+        }
+        self.heapify()
+        self.splitAt = Swift.max(Self.minimumSplit, 2 * self.entries.count)
     }
 
     /// Takes the run's entry at `index` out (it is live); returns its node.
@@ -431,6 +589,7 @@ package struct TimerHeap {
     package func forEachKeyedEntry(_ body: (_ entry: Entry) -> Void) {
         for runEntry in self.run[self.runStart...] where runEntry.isLive { body(runEntry.entry) }
         for entry in self.entries { body(entry) }
+        for entry in self.far { body(entry) }
     }
 
     /// What is wrong with the heap's own structure (empty when nothing): the heap order, each
@@ -444,6 +603,27 @@ package struct TimerHeap {
             if entry.node._withUnsafeGuaranteedRef({ Int($0.heapIndex) }) != index {
                 violations.append("heap entry \(index): its node says it is at another index")
             }
+        }
+        for (index, entry) in self.far.enumerated() {
+            if entry.deadline < self.farBound { violations.append("far entry \(index) is before the far bound") }
+            if entry.node._withUnsafeGuaranteedRef({ Int($0.heapIndex) }) != Self.farIndex(index) {
+                violations.append("far entry \(index): its node says it is elsewhere")
+            }
+        }
+        // `.max`: no far tier, so nothing to be before.
+        if self.farBound != .max, let late = self.entries.first(where: { $0.deadline >= self.farBound }) {
+            violations.append("heap entry at \(late.deadline) is not before the far bound \(self.farBound)")
+        }
+        if self.farBound != .max,
+            self.run[self.runStart...].contains(where: { $0.isLive && $0.entry.deadline >= self.farBound })
+        {
+            violations.append("a due run entry is not before the far bound")
+        }
+        if self.far.isEmpty != (self.farBound == .max) {
+            violations.append("far tier: \(self.far.count) entries, bound \(self.farBound)")
+        }
+        if !self.far.isEmpty, self.entries.isEmpty, self.runCount == 0 {
+            violations.append("far tier holds entries while the heap and the run are empty")
         }
         let live = self.run[self.runStart...].filter(\.isLive)
         if live.count != self.runCount { violations.append("due run: \(live.count) live, counted \(self.runCount)") }

@@ -43,8 +43,9 @@ package final class TimerNode: @unchecked Sendable {
     /// the next one is computed (running and ``isRescheduled``: the next deadline itself).
     /// Paused: the nanoseconds it had left.
     @exclusivity(unchecked) package var deadline: Int64
-    /// Where its entry is in its shard's ``TimerHeap`` while pending (stale while the entry is in
-    /// the heap's due run, see ``TimerHeap/remove(_:)``); -1 otherwise.
+    /// Where its entry is in its shard's ``TimerHeap`` while pending: its index in the heap, or
+    /// in the far tier as ``TimerHeap/farIndex(_:)`` (-2 and below); stale while the entry is in
+    /// the heap's due run (see ``TimerHeap/remove(_:)``); -1 otherwise.
     @exclusivity(unchecked) package var heapIndex: Int32 = -1
     @exclusivity(unchecked) package var state: State = .pending
     /// ``pauseWhenDone``, ``isRescheduled``, whether the ID is its sequence's generated one (see
