@@ -144,8 +144,8 @@ struct DueRunTests {
             heap.insert(node)
         }
         var now: Int64 = 0
-        // Spread over a long horizon: the heap splits, most entries go far.
-        for _ in 0..<6_000 { insert(deadline: Int64.random(in: 0..<1_000_000, using: &random)) }
+        // Spread over a second: the heap splits, most entries go far.
+        for _ in 0..<6_000 { insert(deadline: Int64.random(in: 0..<1_000_000_000, using: &random)) }
         #expect(heap.farCount > 3_000)
         #expect(heap.structureViolations().isEmpty)
         var mostFar = heap.farCount
@@ -164,7 +164,8 @@ struct DueRunTests {
             case 3, 4:
                 // Far ahead (to the far tier once it exists) or just ahead of the clock.
                 let far = Bool.random(using: &random)
-                insert(deadline: now + Int64.random(in: far ? 100_000..<2_000_000 : 0..<1_000, using: &random))
+                insert(
+                    deadline: now + Int64.random(in: far ? 100_000_000..<2_000_000_000 : 0..<1_000_000, using: &random))
             case 5 where operations % 500 == 0:
                 // A storm: many timers at one instant, soon.
                 let instant = now + 500
@@ -172,7 +173,7 @@ struct DueRunTests {
             default:
                 #expect(heap.min?.sequence == model.first?.sequence)
                 guard let expected = model.first, expected.fireAt <= now else {
-                    now += 2_000
+                    now += 2_000_000
                     continue
                 }
                 let node = heap.removeMin()
@@ -192,6 +193,28 @@ struct DueRunTests {
         #expect(heap.structureViolations().isEmpty)
         #expect(popped > 3_000)
         #expect(heap.capacity < 4_096)  // Drained, it gave its peak storage back.
+    }
+
+    @Test("timers due within a millisecond stay in the heap (one due run); timers spread over seconds go far")
+    func farTierSplitsOnlySpreadDeadlines() {
+        var random = SplitMix(seed: 5)
+        var nodes: [TimerNode] = []  // The heaps do not retain their nodes.
+        func heap(spread: Int64) -> TimerHeap {
+            var heap = TimerHeap()
+            for index in 0..<3_000 {
+                let deadline = 1_000_000_000 + Int64.random(in: 0..<spread, using: &random)
+                let node = Self.node(TimerID("s\(index)"), deadline: deadline, sequence: UInt64(index + 1))
+                nodes.append(node)
+                heap.insert(node)
+            }
+            return heap
+        }
+        let storm = heap(spread: 500_000)
+        #expect(storm.farCount == 0)
+        let spread = heap(spread: 10_000_000_000)
+        #expect(spread.farCount > 2_000)
+        #expect(spread.count == 3_000)
+        #expect(spread.structureViolations().isEmpty)
     }
 
     @Test("a heap too large to gather under the lock in bounded time is popped one by one, in order")

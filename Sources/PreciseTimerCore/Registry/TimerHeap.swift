@@ -91,6 +91,9 @@ package struct TimerHeap {
     /// an index into each node it moves): half of ``maximumGather``, so a refilled heap can
     /// still serve a storm from a due run.
     static let maximumRefill = 1_024
+    /// How far after the heap's earliest entry a split's bound must be (1 ms): timers closer
+    /// together than that are due together, and the heap serves them best.
+    static let minimumFarSpan: Int64 = 1_000_000
 
     package init() {}
 
@@ -281,6 +284,12 @@ package struct TimerHeap {
     private mutating func split() {
         let wanted = Swift.max(Self.nearTarget, self.entries.count / 8)
         let bound = self.entries.withUnsafeBufferPointer { Self.bound(placing: wanted, of: $0) }
+        // Timers due within a millisecond of the earliest (a storm) stay in the heap, where they
+        // are gathered into one due run: apart, they would come back a batch at a time.
+        guard bound >= saturatingAdd(self.entries[0].deadline, Self.minimumFarSpan) else {
+            self.splitAt = 2 * self.entries.count
+            return
+        }
         // Every heap entry is before the current bound, so the new one is not after it.
         var kept = 0
         var far = self.far
@@ -317,7 +326,10 @@ package struct TimerHeap {
     /// read of 24 bytes; the nodes are touched only to write the indices of those that move.
     private mutating func refillIfDrained() {
         guard self.entries.isEmpty, self.runStart >= self.run.count, !self.far.isEmpty else { return }
-        let wanted = Swift.min(Swift.max(Self.nearTarget, self.far.count / 8), Self.maximumRefill)
+        // A small far tier comes back whole: one pass, and a storm among them is one due run.
+        let wanted =
+            self.far.count <= Self.maximumRefill
+            ? self.far.count : Swift.min(Swift.max(Self.nearTarget, self.far.count / 8), Self.maximumRefill)
         let bound =
             wanted >= self.far.count ? .max : self.far.withUnsafeBufferPointer { Self.bound(placing: wanted, of: $0) }
         // Partition in place: what stays far to the front, what comes near to the back. Only a
