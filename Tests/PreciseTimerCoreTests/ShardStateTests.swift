@@ -188,6 +188,127 @@ struct TimerRegistryTests {
         #expect(fire.node.id == "again")
     }
 
+    @Test(
+        "a shard with a far tier: cancels, pauses, touches and earlier moves in every tier; fires in order, never early",
+        arguments: [21, 22])
+    func farTierShard(seed: UInt64) throws {
+        var random = SplitMix(seed: seed)
+        var registry = ShardState()
+        // The model: live timers in firing order, and the same timers in a pool to pick from.
+        var order: [(deadline: Int64, sequence: UInt64, id: TimerID)] = []
+        var pool: [TimerID] = []
+        var place: [TimerID: (deadline: Int64, sequence: UInt64, pool: Int)] = [:]
+        var paused: [(id: TimerID, sequence: UInt64, left: Int64)] = []
+        func position(_ deadline: Int64, _ sequence: UInt64) -> Int {
+            var low = 0
+            var high = order.count
+            while low < high {
+                let middle = (low + high) / 2
+                if (order[middle].deadline, order[middle].sequence) < (deadline, sequence) {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            return low
+        }
+        func track(_ id: TimerID, deadline: Int64, sequence: UInt64) {
+            order.insert((deadline, sequence, id), at: position(deadline, sequence))
+            place[id] = (deadline, sequence, pool.count)
+            pool.append(id)
+        }
+        func untrack(_ id: TimerID) -> (deadline: Int64, sequence: UInt64) {
+            let entry = place.removeValue(forKey: id)!
+            order.remove(at: position(entry.deadline, entry.sequence))
+            let last = pool.removeLast()
+            if last != id {
+                pool[entry.pool] = last
+                place[last]!.pool = entry.pool
+            }
+            return (entry.deadline, entry.sequence)
+        }
+        var named: UInt64 = 0
+        var now: Int64 = 0
+        func add(after delay: Int64) throws {
+            named += 1
+            let id = TimerID("f\(named)")
+            let node = TimerNode(id: id, deadline: now + delay, interval: 0, options: .init(), handler: self.noop)
+            node.name(id)
+            node.sequence = named
+            _ = try registry.add(node)
+            track(id, deadline: now + delay, sequence: named)
+        }
+        // Spread over ten seconds: most go to the far tier.
+        for _ in 0..<5_000 { try add(after: Int64.random(in: 1_000_000..<10_000_000_000, using: &random)) }
+        #expect(registry.farCount > 3_000)
+        #expect(registry.invariantViolations().isEmpty)
+        var fired = 0
+        var operations = 0
+        while !order.isEmpty || !paused.isEmpty {
+            operations += 1
+            let roll = Int.random(in: 0..<16, using: &random)
+            if roll < 6, !pool.isEmpty {
+                let victim = pool[Int.random(in: 0..<pool.count, using: &random)]
+                let hash = victim.tableHash
+                switch roll {
+                case 0:
+                    #expect(registry.cancel(victim).found)
+                    _ = untrack(victim)
+                case 1:
+                    // Later: lazy (the entry stays filed early, in whichever tier it is).
+                    let (deadline, sequence) = untrack(victim)
+                    let later = deadline + Int64.random(in: 0..<3_000_000_000, using: &random)
+                    #expect(registry.reschedule(victim, hash: hash, to: later, now: now).found)
+                    track(victim, deadline: later, sequence: sequence)
+                case 2:
+                    // Earlier (never before now): the entry moves at once.
+                    let (deadline, sequence) = untrack(victim)
+                    let earlier = max(now, deadline - Int64.random(in: 0..<3_000_000_000, using: &random))
+                    #expect(registry.reschedule(victim, hash: hash, to: earlier, now: now).found)
+                    track(victim, deadline: earlier, sequence: sequence)
+                case 3:
+                    let found = registry.pause(victim, hash: hash, now: now)
+                    #expect(found)
+                    let (deadline, sequence) = untrack(victim)
+                    paused.append((victim, sequence, max(0, deadline - now)))
+                default:
+                    try add(after: Int64.random(in: 0..<10_000_000_000, using: &random))
+                }
+            } else if roll == 6 && !paused.isEmpty || order.isEmpty {
+                // Resume the oldest paused timer (all of them once nothing else is left).
+                let resuming = order.isEmpty ? paused : [paused[0]]
+                for resumed in resuming {
+                    #expect(registry.resume(resumed.id, hash: resumed.id.tableHash, now: now).resumed)
+                    track(resumed.id, deadline: now + resumed.left, sequence: resumed.sequence)
+                }
+                paused.removeFirst(resuming.count)
+            } else {
+                switch registry.next(now: now) {
+                case .fire(let fire):
+                    let id = fire.node.id
+                    #expect(id == order.first?.id, "fire \(fired)")
+                    #expect(fire.node.deadline == place[id]?.deadline, "\(id) fired at another deadline")
+                    #expect(fire.node.deadline <= now)
+                    #expect(registry.begin(fire) != nil)
+                    _ = untrack(id)
+                    fired += 1
+                case .idle(let next):
+                    #expect(next == order.first?.deadline, "the shard sleeps until its earliest deadline")
+                    guard let next, next > now else { break }
+                    now = next
+                }
+            }
+            if operations % 397 == 0 {
+                let violations = registry.invariantViolations()
+                #expect(violations.isEmpty, "\(violations.prefix(3))")
+                if !violations.isEmpty { return }
+            }
+        }
+        #expect(fired > 2_000)
+        #expect(registry.count == 0 && registry.heapCount == 0)
+        #expect(registry.capacities.heap <= 2_048, "a drained shard gave its far tier back")
+    }
+
     #if DEBUG
         @Test(
             "a sweep dropped without release stops a debug build (its timers would leak)",

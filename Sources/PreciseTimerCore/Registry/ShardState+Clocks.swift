@@ -105,6 +105,9 @@ extension ShardState {
     /// The pending timers gathered into the heap's due run (for tests).
     package var dueRunCount: Int { self.heap.dueRunCount }
 
+    /// The timers waiting in the heap's far tier (tests).
+    package var farCount: Int { self.heap.farCount }
+
     /// The number of registered timers.
     package var count: Int { self.timers.count }
 
