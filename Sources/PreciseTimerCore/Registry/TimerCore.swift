@@ -36,6 +36,11 @@ import Synchronization
 ///   reschedule to a later deadline (an idle timeout pushed on) only writes the node, so a key
 ///   may be early, never late; the shard files an early entry again when it reaches the top
 ///   (``ShardState/settleHead()``), before the loop reads a head or takes a timer.
+/// - **Heap tiers.** A shard's ``TimerHeap`` keeps its nearest entries in a 4-ary heap (and a
+///   due run) and, past 1 024 entries, the later ones in an unordered far tier behind a bound:
+///   every heap and run entry is before the bound, every far entry at or after it, and the far
+///   tier is empty whenever the heap and the run are. So the earliest entry is always in the heap
+///   or the run, and a node's ``TimerNode/heapIndex`` says which tier holds it.
 /// - **Counters.** ``sequence`` gives scheduling order, generations and generated IDs (never
 ///   reused); a node's `epoch` invalidates fires already taken; the shard's `era` ends every
 ///   node swapped out by `cancelAll` or `close` at once; ``boundVersion`` tells an engine its
