@@ -30,6 +30,70 @@ struct ShardTests {
         }
     }
 
+    /// 100 000 one-shots spread over seconds put about 1 560 in every shard, past the 1 024 at
+    /// which a shard's heap keeps only its nearest timers and files the rest in its far tier. A
+    /// fifth are cancelled and two fifths moved, later (left filed early) or earlier (taken out
+    /// of whichever tier holds them), while the first ones fire.
+    @Test(
+        "timers spread over seconds (a far tier in every shard) fire once, never early, at their last deadline, through cancels and moves",
+        .timeLimit(.minutes(5)), arguments: Implementation.allCases)
+    func farTiersOnTheEngine(_ implementation: Implementation) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let fired = Recorder<Tick>()
+        var random = SplitMix(seed: 31)
+        let count = 100_000
+        let start = timers.now
+        var handles: [TimerHandle] = []
+        var deadlines: [UInt64: MonotonicInstant] = [:]
+        for _ in 0..<count {
+            let deadline = start.advanced(by: .milliseconds(Int64.random(in: 1_500..<4_000, using: &random)))
+            let handle = try timers.scheduleTimer(.at(deadline), id: nil, options: TimerOptions()) { fired.append($0) }
+            handles.append(handle)
+            deadlines[handle.generation] = deadline
+        }
+        var cancelled = Set<UInt64>()
+        for (index, handle) in handles.shuffled(using: &random).prefix(3 * count / 5).enumerated() {
+            switch index % 3 {
+            case 0:
+                if timers.cancel(handle) { cancelled.insert(handle.generation) }
+            case 1:
+                let later = deadlines[handle.generation]!.advanced(
+                    by: .milliseconds(Int64.random(in: 1..<1_000, using: &random)))
+                if try timers.reschedule(handle.id, at: later) { deadlines[handle.generation] = later }
+            default:
+                let earlier = max(
+                    timers.now.advanced(by: .milliseconds(20)),
+                    deadlines[handle.generation]!.advanced(
+                        by: .milliseconds(-Int64.random(in: 1..<1_000, using: &random))))
+                if try timers.reschedule(handle.id, at: earlier) { deadlines[handle.generation] = earlier }
+            }
+        }
+        let expected = count - cancelled.count
+        #expect(cancelled.count > count / 10)
+        let ticks = await fired.wait(forCount: expected, timeout: .seconds(120))
+        #expect(ticks.count == expected)
+        #expect(await Polling.until(timeout: .seconds(10)) { timers.scheduledCount == 0 })
+        var calls: [UInt64: Int] = [:]
+        var wrong = 0
+        var outOfOrder = 0
+        let values = fired.values
+        // One loop (or one serial queue) calls them in deadline order: a timer left behind in a
+        // far tier would fire after later ones, however late the loop runs.
+        for (earlier, later) in zip(values, values.dropFirst()) where later.scheduledAt < earlier.scheduledAt {
+            outOfOrder += 1
+        }
+        #expect(outOfOrder == 0, "\(outOfOrder) timers fired after a timer due later")
+        for tick in values {
+            calls[tick.generation, default: 0] += 1
+            if tick.scheduledAt != deadlines[tick.generation] || tick.firedAt < tick.scheduledAt { wrong += 1 }
+        }
+        #expect(calls.count == expected, "every timer not cancelled fired")
+        #expect(calls.values.allSatisfy { $0 == 1 }, "no timer fired twice")
+        #expect(calls.keys.allSatisfy { !cancelled.contains($0) }, "no cancelled timer fired")
+        #expect(wrong == 0, "\(wrong) fired early or at a deadline they no longer had")
+    }
+
     @Test("equal deadlines fire in scheduling order across every shard")
     func equalDeadlinesAcrossShards() throws {
         let timers = TestTimerService()
