@@ -4,6 +4,40 @@ import PreciseTimerTesting
 import Testing
 
 extension SchedulingLogicTests {
+    /// The loop picks the shard whose head it last saw first; that head may have been moved later
+    /// (left filed early) or cancelled since. A late loop then found that shard's next timer due
+    /// and fired it, ahead of an earlier timer in another shard.
+    @Test(
+        "a late loop fires in deadline order across shards after the head it saw in one was moved later or cancelled",
+        arguments: ["moved later", "cancelled"])
+    func lateLoopAfterStaleHead(_ change: String) throws {
+        let driver = ManualTimerDriver()
+        let timers = driver.timers
+        let fired = Recorder<String>()
+        // Generated IDs go round the shards: `first` and `third`, 64 timers apart, share one.
+        let first = try timers.scheduleTimer(.after(.milliseconds(100)), id: nil, options: .init()) { _ in
+            fired.append("first")
+        }
+        try timers.scheduleTimer(.after(.milliseconds(150)), id: nil, options: .init()) { _ in fired.append("second") }
+        for _ in 0..<(TimerCore.shardCount - 2) {
+            try timers.scheduleTimer(.after(.seconds(3_600)), id: nil, options: .init()) { _ in }
+        }
+        let third = try timers.scheduleTimer(.after(.milliseconds(200)), id: nil, options: .init()) { _ in
+            fired.append("third")
+        }
+        #expect(third.generation == first.generation + UInt64(TimerCore.shardCount))
+        driver.advance(by: .milliseconds(10))  // The loop looks at every shard.
+        if change == "cancelled" {
+            #expect(timers.cancel(first))
+        } else {
+            #expect(try timers.reschedule(first.id, after: .milliseconds(290)))
+        }
+        driver.stall(for: .milliseconds(240))  // Late: at 250 ms, "second" and "third" are both due.
+        #expect(fired.values == ["second", "third"])
+        driver.advance(by: .milliseconds(100))
+        #expect(fired.values == (change == "cancelled" ? ["second", "third"] : ["second", "third", "first"]))
+    }
+
     @Test("cancel from the own handler stops it; cancel of a co-due timer stops that one too")
     func cancelInsideHandlers() throws {
         let driver = ManualTimerDriver()

@@ -11,7 +11,12 @@ extension ShardState {
     ///     reads the clock once per fire, not twice). A timer due then is due now, so it decides
     ///     what is due and serves a one-shot; a repeating or clock-bound timer, whose next
     ///     deadline depends on the time, is taken at a new reading of the shard's clock.
-    package mutating func next(now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true) -> Next {
+    ///   - rival: The earliest head of the other shards as the loop sees them: a timer here is
+    ///     taken only if it comes before it in firing order (otherwise the result is `.idle` with
+    ///     this shard's earliest deadline, for the loop to serve the other shard first).
+    package mutating func next(
+        now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, before rival: Head = .none
+    ) -> Next {
         var now = now
         var isFresh = isFresh
         while true {
@@ -20,7 +25,11 @@ extension ShardState {
                 self.loopLooksAt = .none
                 return .idle(nil)
             }
-            guard entry.deadline <= now, entry.deadline <= limit else {
+            // The loop came here for the head it last saw, which may since have been cancelled or
+            // moved later: the head now may come after another shard's, which fires first.
+            guard entry.deadline <= now, entry.deadline <= limit,
+                Head(deadline: entry.deadline, sequence: entry.sequence) < rival
+            else {
                 self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
                 return .idle(entry.deadline)
             }
@@ -121,8 +130,10 @@ extension ShardState {
 
     /// ``next(now:notAfter:isFresh:)`` and, for a timer whose handler runs right here on the loop (no hop), its
     /// ``begin(_:)`` under the same lock. Returns the call to make, if any.
-    package mutating func nextOnLoop(now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true) -> (Next, Call?) {
-        let next = self.next(now: now, notAfter: limit, isFresh: isFresh)
+    package mutating func nextOnLoop(
+        now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, before rival: ShardState.Head = .none
+    ) -> (Next, Call?) {
+        let next = self.next(now: now, notAfter: limit, isFresh: isFresh, before: rival)
         guard case .fire(let fire) = next, fire.node.queue == nil, fire.work == .call else { return (next, nil) }
         return (next, self.begin(fire))
     }
