@@ -54,21 +54,6 @@ final class LoopHeads: @unchecked Sendable {
         }
     }
 
-    /// The earliest head of every shard but `index`: the winners of the subtrees beside the
-    /// path from its leaf to the root, log2(shards) comparisons.
-    @inline(__always)
-    func earliest(excluding index: Int) -> ShardState.Head {
-        var best = ShardState.Head.none
-        var node = index + self.count
-        while node > 1 {
-            let sibling = node ^ 1
-            let head = sibling >= self.count ? self.heads[sibling - self.count] : self.heads[self.winners[sibling]]
-            if head < best { best = head }
-            node /= 2
-        }
-        return best
-    }
-
     /// The shard whose head comes first, and that head.
     @inline(__always)
     func earliest() -> (index: Int, head: ShardState.Head) {

@@ -11,11 +11,13 @@ extension ShardState {
     ///     reads the clock once per fire, not twice). A timer due then is due now, so it decides
     ///     what is due and serves a one-shot; a repeating or clock-bound timer, whose next
     ///     deadline depends on the time, is taken at a new reading of the shard's clock.
-    ///   - rival: The earliest head of the other shards as the loop sees them: a timer here is
-    ///     taken only if it comes before it in firing order (otherwise the result is `.idle` with
-    ///     this shard's earliest deadline, for the loop to serve the other shard first).
+    ///   - seen: The head the loop saw here, the earliest of every shard as it sees them: a timer
+    ///     is taken only if it does not come after it in firing order. When the head the loop saw
+    ///     has since been cancelled or moved later, the shard's next timer may come after another
+    ///     shard's head: the result is then `.idle` with this shard's earliest deadline, and the
+    ///     loop, its view updated, serves the earliest shard first.
     package mutating func next(
-        now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, before rival: Head = .none
+        now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, seen: Head = .none
     ) -> Next {
         var now = now
         var isFresh = isFresh
@@ -26,9 +28,9 @@ extension ShardState {
                 return .idle(nil)
             }
             // The loop came here for the head it last saw, which may since have been cancelled or
-            // moved later: the head now may come after another shard's, which fires first.
+            // moved later: a head after it may come after another shard's, which fires first.
             guard entry.deadline <= now, entry.deadline <= limit,
-                Head(deadline: entry.deadline, sequence: entry.sequence) < rival
+                !(seen < Head(deadline: entry.deadline, sequence: entry.sequence))
             else {
                 self.loopLooksAt = Head(deadline: entry.deadline, sequence: entry.sequence)
                 return .idle(entry.deadline)
@@ -131,9 +133,9 @@ extension ShardState {
     /// ``next(now:notAfter:isFresh:)`` and, for a timer whose handler runs right here on the loop (no hop), its
     /// ``begin(_:)`` under the same lock. Returns the call to make, if any.
     package mutating func nextOnLoop(
-        now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, before rival: ShardState.Head = .none
+        now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, seen: ShardState.Head = .none
     ) -> (Next, Call?) {
-        let next = self.next(now: now, notAfter: limit, isFresh: isFresh, before: rival)
+        let next = self.next(now: now, notAfter: limit, isFresh: isFresh, seen: seen)
         guard case .fire(let fire) = next, fire.node.queue == nil, fire.work == .call else { return (next, nil) }
         return (next, self.begin(fire))
     }

@@ -38,11 +38,11 @@ extension TimerCore {
                 }
                 return head == .none ? .empty : .idle(until: head.deadline)
             }
-            // What the loop saw of this shard may have been cancelled or moved later since: it
-            // fires only what still comes before every other shard's head.
-            let rival = self.heads.earliest(excluding: index)
+            // What the loop saw of this shard may have been cancelled or moved later since: the
+            // shard hands over a timer only if it does not come after `head`, so after every
+            // other shard's head.
             let (next, call, newHead) = self.shards[index].withLock { registry in
-                let (next, call) = registry.nextOnLoop(now: now, notAfter: limit, isFresh: isFresh, before: rival)
+                let (next, call) = registry.nextOnLoop(now: now, notAfter: limit, isFresh: isFresh, seen: head)
                 // Counted as it begins, under the lock, like a queue hop (see ``InFlightCalls``).
                 if call != nil { self.inFlight.enter() }
                 return (next, call, registry.peek())
