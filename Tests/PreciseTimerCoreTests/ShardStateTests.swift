@@ -309,6 +309,31 @@ struct TimerRegistryTests {
         #expect(registry.capacities.heap <= 2_048, "a drained shard gave its far tier back")
     }
 
+    @Test("a registry the loop drains keeps its tables through the storm and gives them back once idle")
+    func loopDrainShrinksWhenIdle() throws {
+        let timers = TestTimerService()
+        let core = timers.core
+        let empty = core.capacities.table  // Every shard's smallest table.
+        let fired = Atomic<Int>(0)
+        let sparseDuringStorm = Atomic<Int>(0)
+        let count = 20_000
+        for index in 0..<count {
+            try timers.schedule(after: .milliseconds(1)) { _ in
+                fired.add(1, ordering: .relaxed)
+                // Near the end of the storm every table is sparse, and still its full size.
+                if index == count - 1, core.capacities.table > 4 * empty {
+                    sparseDuringStorm.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        let peak = core.capacities.table
+        #expect(peak >= count)
+        try timers.advance(by: .milliseconds(2))
+        #expect(fired.load(ordering: .relaxed) == count)
+        #expect(sparseDuringStorm.load(ordering: .relaxed) == 1, "the tables shrank while handlers waited")
+        #expect(core.capacities.table == empty, "the drained tables kept \(core.capacities.table) slots of \(peak)")
+    }
+
     #if DEBUG
         @Test(
             "a sweep dropped without release stops a debug build (its timers would leak)",

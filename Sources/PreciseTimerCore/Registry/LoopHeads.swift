@@ -14,6 +14,9 @@ final class LoopHeads: @unchecked Sendable {
     /// (children 2i and 2i+1; a child at or past `count` is the leaf for shard child − count).
     private let winners: UnsafeMutablePointer<Int>
     private let count: Int
+    /// Shards whose ID table the loop left sparse as it ended one-shots (bit `k` for shard `k`),
+    /// shrunk once nothing is due (``TimerCore/shrinkSparseTables()``).
+    var sparseTables: UInt64 = 0
 
     /// - Parameter count: The number of shards, a power of two, at least 2.
     init(count: Int) {

@@ -137,7 +137,7 @@ extension ShardState {
     ) -> (Next, Call?) {
         let next = self.next(now: now, notAfter: limit, isFresh: isFresh, seen: seen)
         guard case .fire(let fire) = next, fire.node.queue == nil, fire.work == .call else { return (next, nil) }
-        return (next, self.begin(fire))
+        return (next, self.begin(fire, onLoop: true))
     }
 
     mutating func take(_ node: TimerNode, now: Int64, clocks: ClockBinding.Readings? = nil) -> Fire {
@@ -170,7 +170,10 @@ extension ShardState {
     /// cancelled, paused or rescheduled since it was taken (then nothing runs). A one-shot leaves
     /// the registry here, so its handler may reuse the ID, and the service lets go of the handler
     /// once the call returns.
-    package mutating func begin(_ fire: Fire) -> Call? {
+    ///
+    /// - Parameter onLoop: Called by the loop, which shrinks a sparse table once it goes idle
+    ///   (see ``TimerTable/remove(_:hash:shrinking:)``): a one-shot's end leaves it as it is.
+    package mutating func begin(_ fire: Fire, onLoop: Bool = false) -> Call? {
         let node = fire.node
         guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, node.handler != nil
         else { return nil }
@@ -179,7 +182,7 @@ extension ShardState {
         }
         node.count += 1
         guard node.repeats else {
-            return Call(handler: self.endTaken(node)!, count: node.count)
+            return Call(handler: self.endTaken(node, shrinkingTable: !onLoop)!, count: node.count)
         }
         node.state = .running
         return Call(handler: node.handler!, count: node.count)
@@ -265,8 +268,8 @@ extension ShardState {
 
     /// Ends a registered timer that is not in the heap (taken or running): it leaves the
     /// registry, and its handler is returned for the caller to release outside the lock.
-    mutating func endTaken(_ node: TimerNode) -> (@Sendable (Tick) -> Void)? {
-        self.timers.remove(node.id, hash: node.hash)
+    mutating func endTaken(_ node: TimerNode, shrinkingTable: Bool = true) -> (@Sendable (Tick) -> Void)? {
+        self.timers.remove(node.id, hash: node.hash, shrinking: shrinkingTable)
         self.forget(node)
         node.state = .ended
         return Self.moveHandler(out: node)

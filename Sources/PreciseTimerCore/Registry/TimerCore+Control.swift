@@ -127,6 +127,15 @@ extension TimerCore {
         self.shards.reduce(0) { $0 + $1.count.load(ordering: .relaxed) }
     }
 
+    /// The slots of every shard's ID table and the entries of every shard's heap storage, each
+    /// under its lock (tests: a drained registry gives its memory back).
+    package var capacities: (table: Int, heap: Int) {
+        self.shards.reduce((0, 0)) { total, shard in
+            let capacities = shard.withLock { $0.capacities }
+            return (total.0 + capacities.table, total.1 + capacities.heap)
+        }
+    }
+
     // MARK: Introspection and idle timeouts
 
     /// The next deadline of the timer under `id`, on the core's clock: `nil` when no timer has

@@ -30,6 +30,7 @@ extension TimerCore {
             }
             // `.none` is no timer, even when the clock stands at the end of its range.
             guard head != .none, head.deadline <= now, head.deadline <= limit else {
+                self.shrinkSparseTables()
                 // About to sleep: publish until when, then look for a push that did not ring.
                 self.sleepsUntil.store(head.deadline, ordering: .sequentiallyConsistent)
                 guard self.dirty.load(ordering: .sequentiallyConsistent) == 0 else {
@@ -41,13 +42,14 @@ extension TimerCore {
             // What the loop saw of this shard may have been cancelled or moved later since: the
             // shard hands over a timer only if it does not come after `head`, so after every
             // other shard's head.
-            let (next, call, newHead) = self.shards[index].withLock { registry in
+            let (next, call, newHead, sparse) = self.shards[index].withLock { registry in
                 let (next, call) = registry.nextOnLoop(now: now, notAfter: limit, isFresh: isFresh, seen: head)
                 // Counted as it begins, under the lock, like a queue hop (see ``InFlightCalls``).
                 if call != nil { self.inFlight.enter() }
-                return (next, call, registry.peek())
+                return (next, call, registry.peek(), registry.timers.isSparse)
             }
             self.heads[index] = newHead
+            if sparse { self.heads.sparseTables |= 1 << UInt64(index) }
             isFresh = false
             guard case .fire(var taken) = next else { continue }  // The head had gone stale.
             woke = true
@@ -148,6 +150,19 @@ extension TimerCore {
 
     /// Looks again at the shards that were pushed ahead of what the loop saw.
     @inline(__always)
+    /// Shrinks the tables the loop left sparse as it ended one-shots (see
+    /// ``TimerTable/remove(_:hash:shrinking:)``), once nothing is due: after a storm, not during it.
+    func shrinkSparseTables() {
+        var mask = self.heads.sparseTables
+        guard mask != 0 else { return }
+        self.heads.sparseTables = 0
+        while mask != 0 {
+            let index = mask.trailingZeroBitCount
+            mask &= mask - 1
+            self.shards[index].withLock { $0.timers.shrinkIfSparse() }
+        }
+    }
+
     func refreshDirtyHeads() {
         guard self.dirty.load(ordering: .relaxed) != 0 else { return }
         var mask = self.dirty.exchange(0, ordering: .acquiring)

@@ -111,9 +111,27 @@ package final class TimerTable {
     }
 
     /// Removes the node under `id`; returns it (nil if there was none).
+    ///
+    /// - Parameter shrinking: Whether a table left sparse shrinks now. The loop passes `false` as
+    ///   it ends the one-shots it fires and shrinks the table once it goes idle
+    ///   (``shrinkIfSparse()``): a storm drains a table through several halvings, and freeing the
+    ///   larger of them made glibc consolidate the storm's freed nodes while handlers waited.
     @discardableResult
-    package func remove(_ id: TimerID, hash: UInt64) -> TimerNode? {
-        self.index(of: id, hash: hash).map { self.remove(at: $0) }
+    package func remove(_ id: TimerID, hash: UInt64, shrinking: Bool = true) -> TimerNode? {
+        self.index(of: id, hash: hash).map { self.remove(at: $0, shrinking: shrinking) }
+    }
+
+    /// Whether the table is sparse (an eighth full or less, above its smallest size): a removal
+    /// that shrinks would have shrunk it.
+    package var isSparse: Bool {
+        self.mask + 1 > Self.minimumCapacity && self.count * 8 < self.mask + 1
+    }
+
+    /// Halves the table while it is sparse (a removal that did not shrink it left it so).
+    package func shrinkIfSparse() {
+        var capacity = self.mask + 1
+        while capacity > Self.minimumCapacity, self.count * 8 < capacity { capacity /= 2 }
+        if capacity != self.mask + 1 { self.resize(to: capacity) }
     }
 
     /// Removes the node under `id` if `condition` holds for it, in one look-up; returns it (nil
@@ -128,7 +146,7 @@ package final class TimerTable {
 
     /// Removes the slot at `index` and closes the gap: later slots of the same probe run move
     /// back when their home is not after the gap (by their stored hash, no string is hashed).
-    private func remove(at index: Int) -> TimerNode {
+    private func remove(at index: Int, shrinking: Bool = true) -> TimerNode {
         let node = self.slots[index].node!.takeRetainedValue()
         var gap = index
         var next = (index + 1) & self.mask
@@ -147,7 +165,7 @@ package final class TimerTable {
         self.count -= 1
         // Sparse (an eighth full): half the slots, so a registry drained one timer at a time gives
         // its peak memory back (a quarter full after, far from growing again).
-        if self.mask + 1 > Self.minimumCapacity, self.count * 8 < self.mask + 1 {
+        if shrinking, self.isSparse {
             self.resize(to: (self.mask + 1) / 2)
         }
         return node
