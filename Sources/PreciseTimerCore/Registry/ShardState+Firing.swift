@@ -130,8 +130,8 @@ extension ShardState {
         return true
     }
 
-    /// ``next(now:notAfter:isFresh:)`` and, for a timer whose handler runs right here on the loop (no hop), its
-    /// ``begin(_:)`` under the same lock. Returns the call to make, if any.
+    /// ``next(now:notAfter:isFresh:seen:)`` and, for a timer whose handler runs right here on the loop (no hop), its
+    /// ``begin(_:onLoop:)`` under the same lock. Returns the call to make, if any.
     package mutating func nextOnLoop(
         now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, seen: ShardState.Head = .none
     ) -> (Next, Call?) {

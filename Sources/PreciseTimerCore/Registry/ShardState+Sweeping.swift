@@ -65,7 +65,7 @@ extension ShardState {
 
         private static func release(_ sweeps: [Part], prefetchingWith driver: (any TimerDriver)?) {
             // Safe outside the lock: no registry path reads the handler of a node of a past era
-            // (``begin(_:)`` checks the era first), and nothing reaches these tables or heaps any more.
+            // (``begin(_:onLoop:)`` checks the era first), and nothing reaches these tables or heaps any more.
             let order = Self.releaseOrder(sweeps)
             // A sweep whose timers are all pending (its table holds as many as its heap, the usual
             // shutdown) hands its table's references over, and its table's storage is freed first:

@@ -6,7 +6,7 @@
 /// or libevent; they return what the caller must do once the semaphore is released (wake the
 /// loop, call a handler, let go of handlers).
 package struct ShardState {
-    /// A due timer, taken from the heap: the caller calls ``begin(_:)`` right before running its
+    /// A due timer, taken from the heap: the caller calls ``begin(_:onLoop:)`` right before running its
     /// handler, outside the lock.
     package struct Fire {
         package let node: TimerNode
@@ -53,7 +53,7 @@ package struct ShardState {
     }
 
     package enum Next {
-        /// Run this timer: ``begin(_:)``, call the handler, then (repeating) ``complete(_:firedAt:now:)``.
+        /// Run this timer: ``begin(_:onLoop:)``, call the handler, then (repeating) ``complete(_:firedAt:now:)``.
         case fire(Fire)
         /// Nothing is due; the earliest deadline, or `nil` when no timer is pending.
         case idle(Int64?)

@@ -12,7 +12,7 @@ extension TimerCore {
     /// Calls are serialized by whatever drives the core (its loop thread, its alarm queue, or
     /// the virtual-time service's `advance`), which alone touches the loop's view of the shards.
     ///
-    /// - Parameter limit: Run no timer whose deadline is after it (see ``ShardState/next(now:notAfter:isFresh:)``).
+    /// - Parameter limit: Run no timer whose deadline is after it (see ``ShardState/next(now:notAfter:isFresh:seen:)``).
     package func runDue(notAfter limit: Int64 = .max) -> Outcome {
         self.sleepsUntil.store(.min, ordering: .sequentiallyConsistent)  // Running: pushes need not ring.
         var woke = false
@@ -148,8 +148,6 @@ extension TimerCore {
         self.instruments.ended(1)
     }
 
-    /// Looks again at the shards that were pushed ahead of what the loop saw.
-    @inline(__always)
     /// Shrinks the tables the loop left sparse as it ended one-shots (see
     /// ``TimerTable/remove(_:hash:shrinking:)``), once nothing is due: after a storm, not during it.
     func shrinkSparseTables() {
@@ -163,6 +161,8 @@ extension TimerCore {
         }
     }
 
+    /// Looks again at the shards that were pushed ahead of what the loop saw.
+    @inline(__always)
     func refreshDirtyHeads() {
         guard self.dirty.load(ordering: .relaxed) != 0 else { return }
         var mask = self.dirty.exchange(0, ordering: .acquiring)

@@ -250,13 +250,20 @@ package struct TimerHeap {
         if self.far.isEmpty {
             self.far = []
             self.farBound = .max
-        } else if self.far.capacity > Self.shrinkThreshold, self.far.count * 8 < self.far.capacity {
-            // Sparse: a copy that fits, as ``remove(at:)`` does for the heap.
-            var fitted = ContiguousArray<Entry>()
-            fitted.reserveCapacity(self.far.count * 2)
-            fitted.append(contentsOf: self.far)
-            self.far = fitted
+        } else {
+            Self.fitIfSparse(&self.far)
         }
+    }
+
+    /// Sparse (less than an eighth of its storage, above ``shrinkThreshold``): a copy that fits,
+    /// so an array drained one timer at a time gives its peak memory back. Amortized O(1): as many
+    /// removals came before.
+    private static func fitIfSparse(_ array: inout ContiguousArray<Entry>) {
+        guard array.capacity > Self.shrinkThreshold, array.count * 8 < array.capacity else { return }
+        var fitted = ContiguousArray<Entry>()
+        fitted.reserveCapacity(array.count * 2)
+        fitted.append(contentsOf: array)
+        array = fitted
     }
 
     /// A deadline such that about `wanted` of `entries` come before it, from an even sample of
@@ -285,33 +292,33 @@ package struct TimerHeap {
         let wanted = Swift.max(Self.nearTarget, self.entries.count / 8)
         let bound = self.entries.withUnsafeBufferPointer { Self.bound(placing: wanted, of: $0) }
         // Timers due within a millisecond of the earliest (a storm) stay in the heap, where they
-        // are gathered into one due run: apart, they would come back a batch at a time.
-        guard bound >= saturatingAdd(self.entries[0].deadline, Self.minimumFarSpan) else {
+        // are gathered into one due run: apart, they would come back a batch at a time. A bound
+        // of `.max` (every sampled timer at the clock's end) moves nothing.
+        guard bound != .max, bound >= saturatingAdd(self.entries[0].deadline, Self.minimumFarSpan) else {
             self.splitAt = 2 * self.entries.count
             return
         }
-        // Every heap entry is before the current bound, so the new one is not after it.
+        // Every heap entry is before the current bound, so the new one is not after it; the
+        // earliest entry stays (the bound is at least a millisecond after it).
         var kept = 0
         var far = self.far
         self.far = []
-        if bound != .max {
-            self.entries.withUnsafeMutableBufferPointer { buffer in
-                for index in 0..<buffer.count {
-                    let entry = buffer[index]
-                    if entry.deadline >= bound {
-                        entry.node._withUnsafeGuaranteedRef {
-                            $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(far.count))
-                        }
-                        far.append(entry)
-                    } else {
-                        buffer[kept] = entry
-                        kept += 1
+        self.entries.withUnsafeMutableBufferPointer { buffer in
+            for index in 0..<buffer.count {
+                let entry = buffer[index]
+                if entry.deadline >= bound {
+                    entry.node._withUnsafeGuaranteedRef {
+                        $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(far.count))
                     }
+                    far.append(entry)
+                } else {
+                    buffer[kept] = entry
+                    kept += 1
                 }
             }
         }
         self.far = far
-        if kept > 0, kept < self.entries.count {
+        if kept < self.entries.count {
             self.entries.removeLast(self.entries.count - kept)
             self.farBound = bound
             self.heapify()
@@ -326,27 +333,31 @@ package struct TimerHeap {
     /// read of 24 bytes; the nodes are touched only to write the indices of those that move.
     private mutating func refillIfDrained() {
         guard self.entries.isEmpty, self.runStart >= self.run.count, !self.far.isEmpty else { return }
-        // A small far tier comes back whole: one pass, and a storm among them is one due run.
-        let wanted =
-            self.far.count <= Self.maximumRefill
-            ? self.far.count : Swift.min(Swift.max(Self.nearTarget, self.far.count / 8), Self.maximumRefill)
+        // A small far tier comes back whole: one pass, and a storm among them is one due run. So
+        // does one whose sampled timers all stand at the clock's end (a bound of `.max`).
         let bound =
-            wanted >= self.far.count ? .max : self.far.withUnsafeBufferPointer { Self.bound(placing: wanted, of: $0) }
-        // Partition in place: what stays far to the front, what comes near to the back. Only a
+            self.far.count <= Self.maximumRefill
+            ? .max
+            : self.far.withUnsafeBufferPointer {
+                Self.bound(placing: Swift.min(Swift.max(Self.nearTarget, $0.count / 8), Self.maximumRefill), of: $0)
+            }
+        // Partition in place: what stays far to the front, what comes near from `low` on. Only a
         // far entry that changes place gets its index written (about as many as come near).
         var low = 0
-        var high = self.far.count
-        self.far.withUnsafeMutableBufferPointer { buffer in
-            while true {
-                while low < high, bound != .max, buffer[low].deadline >= bound { low += 1 }
-                while low < high, bound == .max || buffer[high - 1].deadline < bound { high -= 1 }
-                guard low < high else { break }
-                buffer.swapAt(low, high - 1)
-                buffer[low].node._withUnsafeGuaranteedRef {
-                    $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(low))
+        if bound != .max {
+            var high = self.far.count
+            self.far.withUnsafeMutableBufferPointer { buffer in
+                while true {
+                    while low < high, buffer[low].deadline >= bound { low += 1 }
+                    while low < high, buffer[high - 1].deadline < bound { high -= 1 }
+                    guard low < high else { break }
+                    buffer.swapAt(low, high - 1)
+                    buffer[low].node._withUnsafeGuaranteedRef {
+                        $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(low))
+                    }
+                    low += 1
+                    high -= 1
                 }
-                low += 1
-                high -= 1
             }
         }
         self.entries.append(contentsOf: self.far[low...])
@@ -544,14 +555,7 @@ package struct TimerHeap {
         let removed = removedEntry.node.takeUnretainedValue()
         removed.heapIndex = -1
         let last = self.entries.removeLast()
-        // Sparse (an eighth of its storage): a copy that fits, so a heap drained one timer at a
-        // time gives its peak memory back. Amortized O(1): as many removals came before.
-        if self.entries.capacity > Self.shrinkThreshold, self.entries.count * 8 < self.entries.capacity {
-            var fitted = ContiguousArray<Entry>()
-            fitted.reserveCapacity(self.entries.count * 2)
-            fitted.append(contentsOf: self.entries)
-            self.entries = fitted
-        }
+        Self.fitIfSparse(&self.entries)
         if index < self.entries.count {
             self.entries[index] = last
             // The parent is not after the removed entry, so a last entry not before the removed

@@ -121,7 +121,7 @@ package final class TimerTable {
         self.index(of: id, hash: hash).map { self.remove(at: $0, shrinking: shrinking) }
     }
 
-    /// Whether the table is sparse (an eighth full or less, above its smallest size): a removal
+    /// Whether the table is sparse (less than an eighth full, above its smallest size): a removal
     /// that shrinks would have shrunk it.
     package var isSparse: Bool {
         self.mask + 1 > Self.minimumCapacity && self.count * 8 < self.mask + 1

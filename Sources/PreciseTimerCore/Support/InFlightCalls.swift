@@ -5,7 +5,7 @@ import Dispatch
 /// them and tell whether one still runs (`PreciseTimer.shutdown(gracePeriod:)`).
 ///
 /// A call is counted as it begins, under the registry's lock, in the same critical section as
-/// ``ShardState/begin(_:)``: once the registry is closed no call can begin, so from then on
+/// ``ShardState/begin(_:onLoop:)``: once the registry is closed no call can begin, so from then on
 /// the count only goes down, and reaching zero means every call has returned. A fire still
 /// waiting in its queue is not counted: it can no longer begin, and it never runs its handler.
 package final class InFlightCalls: Sendable {
