@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Waiting in real time for something another thread does, in tests.
 ///
 /// Every wait of the suites polls through here, so they share one bound: at least
@@ -20,6 +26,18 @@ package enum Polling {
         while clock.now < deadline {
             if condition() { return true }
             try? await Task.sleep(for: .milliseconds(1))
+        }
+        return condition()
+    }
+
+    /// ``until(timeout:_:)`` for a thread that may not suspend (a forked child, an exit test's
+    /// body): sleeps the thread a millisecond between asks.
+    package static func blockingUntil(timeout: Duration = .zero, _ condition: () -> Bool) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + max(timeout, Self.minimumWait)
+        while clock.now < deadline {
+            if condition() { return true }
+            usleep(1_000)
         }
         return condition()
     }
