@@ -97,7 +97,7 @@ package struct TimerHeap {
 
     package init() {}
 
-    /// Pending timers: the heap's entries and the run's live ones.
+    /// Pending timers: the heap's entries, the run's live ones and the far tier's.
     package var count: Int { self.entries.count + self.runCount + self.far.count }
 
     /// The entries of the far tier (tests).
@@ -135,9 +135,9 @@ package struct TimerHeap {
     }
 
     /// Calls `body` with every entry's sequence and node (unretained: the table owns it),
-    /// touching no node: the due run's first (in firing order), then the rest in heap order
+    /// touching no node: the due run's first (in firing order), then the heap's in heap order
     /// (close to deadline order, which for timers of one delay is the order they were scheduled
-    /// and allocated in).
+    /// and allocated in), then the far tier's in the order they were filed there.
     package func forEachEntry(_ body: (_ sequence: UInt64, _ node: Unmanaged<TimerNode>) -> Void) {
         for runEntry in self.run[self.runStart...] where runEntry.isLive {
             body(runEntry.entry.sequence, runEntry.entry.node)
@@ -189,7 +189,8 @@ package struct TimerHeap {
     /// have moved the node's deadline later since (never earlier), so a key is never after its
     /// node's deadline and the registry files an early entry again when it reaches the top.
     ///
-    /// A node in the heap proper is at its ``TimerNode/heapIndex``. A node gathered into the run
+    /// A node in the heap proper or the far tier is at its ``TimerNode/heapIndex`` (see
+    /// ``farIndex(_:)``), taken out of the far tier by a swap with its last entry. A node gathered into the run
     /// still holds the index it had in the heap (writing a new one into every gathered node is
     /// the very cache miss the run avoids), so an index that does not point back at the node
     /// means the run, where the node is found by its key in O(log n) (by a scan of the run when a
@@ -617,7 +618,8 @@ package struct TimerHeap {
 
     // MARK: Invariants (tests)
 
-    /// Calls `body` with every entry's key and node, the due run's live entries first (tests).
+    /// Calls `body` with every entry's key and node: the due run's live entries, the heap's, then
+    /// the far tier's (tests).
     package func forEachKeyedEntry(_ body: (_ entry: Entry) -> Void) {
         for runEntry in self.run[self.runStart...] where runEntry.isLive { body(runEntry.entry) }
         for entry in self.entries { body(entry) }
