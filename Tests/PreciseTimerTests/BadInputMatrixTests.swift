@@ -63,6 +63,10 @@ struct BadInputMatrixTests {
         Case("delay of Int64.min seconds", .throwsCode(.invalidDelay)) {
             try $0.schedule(after: .seconds(Int64.min), handler($1))
         },
+        // Beyond Int64.max seconds `Duration.components` traps; the conversion must not use it.
+        Case("delay of Int128.max attoseconds", .throwsCode(.invalidDelay)) {
+            try $0.schedule(after: Duration(attoseconds: .max), handler($1))
+        },
         Case("negative first delay", .throwsCode(.invalidDelay)) {
             try $0.scheduleRepeating(every: .seconds(1), startingAfter: .seconds(-1), handler($1))
         },
@@ -90,6 +94,9 @@ struct BadInputMatrixTests {
         },
         Case("interval of Int64.min seconds", .throwsCode(.invalidInterval)) {
             try $0.scheduleRepeating(every: .seconds(Int64.min), handler($1))
+        },
+        Case("interval of Int128.min attoseconds", .throwsCode(.invalidInterval)) {
+            try $0.scheduleRepeating(every: Duration(attoseconds: .min), handler($1))
         },
         Case("interval of 1 attosecond, below minimumInterval", .throwsCode(.invalidInterval)) {
             try $0.scheduleRepeating(every: Duration(secondsComponent: 0, attosecondsComponent: 1), handler($1))

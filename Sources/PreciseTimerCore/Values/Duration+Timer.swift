@@ -20,12 +20,17 @@ extension Duration {
     /// Whole nanoseconds, rounded up (so a deadline is never early), or `nil` when the duration
     /// is negative or longer than ``TimerService/maximumDuration``.
     package var timerNanoseconds: Int64? {
-        let (seconds, attoseconds) = self.components
-        guard seconds >= 0, attoseconds >= 0, seconds <= TimerLimits.maximumNanoseconds / 1_000_000_000 else {
-            return nil
-        }
-        let nanoseconds = seconds * 1_000_000_000 + (attoseconds + 999_999_999) / 1_000_000_000
-        return nanoseconds <= TimerLimits.maximumNanoseconds ? nanoseconds : nil
+        // The attoseconds as two 64-bit halves, divided by 10⁹ with one 128-by-64-bit division
+        // (the high half is below 10⁹, so the quotient fits). `components` divides the 128-bit
+        // value by 10¹⁸ in a library call: 13 ns against 5 here, paid by every schedule and touch.
+        let attoseconds = self.attoseconds
+        let high = Int64(truncatingIfNeeded: attoseconds >> 64)
+        guard high >= 0, high < 1_000_000_000 else { return nil }
+        let (quotient, remainder) = UInt64(1_000_000_000).dividingFullWidth(
+            (high: UInt64(high), low: UInt64(truncatingIfNeeded: attoseconds)))
+        let limit = UInt64(TimerLimits.maximumNanoseconds)
+        guard quotient < limit || (quotient == limit && remainder == 0) else { return nil }
+        return Int64(quotient) + (remainder != 0 ? 1 : 0)
     }
 
     /// Validates a one-shot delay or a first-fire delay.
