@@ -37,6 +37,21 @@ struct GeneratedIDHashTests {
         #expect(TimerID("e\u{301}").tableHash == TimerID("\u{E9}").tableHash)
     }
 
+    @Test("the next group's hash, from a hash alone, is the hash of the number 4 × shardCount on")
+    func nextGroup() throws {
+        let step = 4 * UInt64(TimerCore.shardCount)
+        var generator = SystemRandomNumberGenerator()
+        let numbers =
+            Array(1...UInt64(4_096))
+            + (0..<4_096).map { _ in UInt64.random(in: 1..<(1 << 61) - step, using: &generator) }
+        for number in numbers {
+            let hash = try #require(TimerID.tableHash(generatedNumber: number))
+            #expect(
+                TimerID.tableHash(nextGroupAfter: hash) == TimerID.tableHash(generatedNumber: number + step),
+                "\(number)")
+        }
+    }
+
     @Test("distinct numbers, distinct hashes; a run of consecutive numbers shares no home slot in its shard")
     func injective() throws {
         var seen = Set<UInt64>()

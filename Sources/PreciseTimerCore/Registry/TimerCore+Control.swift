@@ -84,6 +84,13 @@ extension TimerCore {
         let hash = id.tableHash
         let shard = self.shards[self.shard(for: hash)]
         self.doorbell.prefetch(address: shard.slotAddress(hash: hash))  // Overlaps taking the lock.
+        if hash & TimerID.generatedHashBit != 0, hash & 3 == 0 {
+            // The first of its group of four (one line, see ``TimerID/tableHash(generatedNumber:)``):
+            // the line of the shard's next group, for timers cancelled in the order they were
+            // scheduled (request timeouts), as `schedule` does for a stream of generated timers.
+            // 340-370 ns per schedule + cancel by handle, FIFO, against 300-320 with it.
+            self.doorbell.prefetch(address: shard.slotAddress(hash: TimerID.tableHash(nextGroupAfter: hash)))
+        }
         let ended = shard.withLock { $0.cancel(id, hash: hash, generation: generation) }
         withExtendedLifetime(ended) {}  // Released here, outside the lock.
         guard ended.node != nil else { return false }

@@ -185,7 +185,8 @@ package final class TimerCore: Sendable {
         let shard = self.shard(for: hash)
         // At a million timers the slot is a cache miss: start it now, so it overlaps building the node.
         self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: hash))
-        if id == nil, let ahead = TimerID.tableHash(generatedNumber: number &+ 4 * UInt64(Self.shardCount)) {
+        if hash & TimerID.generatedHashBit != 0 {
+            let ahead = TimerID.tableHash(nextGroupAfter: hash)
             // And the line of this shard's next group of generated IDs (four numbers per line, see
             // ``TimerID/tableHash(generatedNumber:)``): a stream of generated timers finds it warm.
             self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: ahead))
