@@ -97,16 +97,24 @@ package struct ShardState {
         case failed(PreciseTimerError)
     }
 
+    // Stored in this order on purpose: what every call reads or writes comes first, so a call
+    // touches the state's first two cache lines (it touched four, `end` alone being 88 bytes
+    // inline: with two caller threads each line is a transfer between their cores). What only a
+    // bound timer, a clock event or the close needs comes last.
     package internal(set) var timers = TimerTable()
-    var heap = TimerHeap()
+    /// Bumped whenever a bound timer comes, goes or moves on its own clock: an engine that arms
+    /// timers on the wall and continuous clocks re-reads ``earliestBoundDeadlines()`` then.
+    package internal(set) var boundVersion: UInt64 = 0
     /// Bumped by ``cancelAll()`` and ``close(_:)``, which swap the whole table out instead of
     /// ending each node under the lock: a node of an older era is ended, whatever its state says.
     var era: UInt32 = 0
-    package internal(set) var end: End?
     /// The timer the loop is sure to look at by its deadline without being told again: this
     /// shard's head as the loop last saw it (``peek()``), or an earlier timer pushed since,
     /// for which the loop was told (see ``push(_:)``); ``Head/running`` while the loop pops.
     var loopLooksAt = Head.none
+    var heap = TimerHeap()
+    /// ``end``, boxed: one pointer to test per schedule instead of an error kept inline.
+    private var endBox: EndBox?
     /// The timers bound to the continuous or the wall clock (see ``ClockBinding``). Only a
     /// clock event walks them all (``rebase(now:)``); a change to one is O(log n)
     /// (``boundDeadlines``).
@@ -115,9 +123,17 @@ package struct ShardState {
     var boundDeadlines = BoundDeadlines()
     /// Where the clocks of bound timers are read; the real clocks when `nil`.
     let clocks: (any TimerDriver)?
-    /// Bumped whenever a bound timer comes, goes or moves on its own clock: an engine that arms
-    /// timers on the wall and continuous clocks re-reads ``earliestBoundDeadlines()`` then.
-    package internal(set) var boundVersion: UInt64 = 0
+
+    /// Why the registry stopped accepting timers; `nil` while it accepts them.
+    package internal(set) var end: End? {
+        get { self.endBox?.end }
+        set { self.endBox = newValue.map(EndBox.init) }
+    }
+
+    private final class EndBox: Sendable {
+        let end: End
+        init(_ end: End) { self.end = end }
+    }
 
     /// - Parameter clocks: The driver whose wall and continuous clocks bound timers follow (the
     ///   virtual-time service's are virtual); the real clocks when `nil`.

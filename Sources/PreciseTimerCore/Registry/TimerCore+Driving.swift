@@ -240,7 +240,7 @@ extension TimerCore {
     /// under each one's lock. It runs nothing and changes nothing the loop relies on.
     package var earliestDeadline: MonotonicInstant? {
         var earliest: Int64?
-        for shard in self.shards where shard.count.load(ordering: .relaxed) > 0 {
+        for shard in self.shards {
             if let deadline = shard.withLock({ $0.earliestPendingDeadline() }) {
                 earliest = min(earliest ?? .max, deadline)
             }

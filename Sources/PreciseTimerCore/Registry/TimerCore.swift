@@ -68,6 +68,9 @@ package final class TimerCore: Sendable {
     /// different timers rarely wait for each other, and no single table or heap grows to a
     /// million entries (whose growth would hold one lock for milliseconds).
     let shards: [TimerShard]
+    /// The same shards, unretained, for ``withShard(_:_:)``. Allocated once with the core and
+    /// freed in its `deinit`; never written after `init`.
+    private nonisolated(unsafe) let shardReferences: UnsafeMutablePointer<Unmanaged<TimerShard>>
     /// Scheduling order and generations, one counter for every shard: timers due at the same
     /// instant fire in the order they were scheduled, whichever shards they live in. Generated
     /// IDs take their number from it too.
@@ -126,8 +129,33 @@ package final class TimerCore: Sendable {
         self.instruments = instruments
         let boundChanges = BoundChanges()
         self.boundChanges = boundChanges
-        self.shards = (0..<Self.shardCount).map { _ in TimerShard(clocks: doorbell, boundChanges: boundChanges) }
+        let shards = (0..<Self.shardCount).map { _ in TimerShard(clocks: doorbell, boundChanges: boundChanges) }
+        self.shards = shards
+        self.shardReferences = .allocate(capacity: Self.shardCount)
+        self.shardReferences.initialize(from: shards.map { .passUnretained($0) }, count: Self.shardCount)
         self.heads = LoopHeads(count: Self.shardCount)
+    }
+
+    deinit {
+        self.shardReferences.deallocate()
+    }
+
+    /// Runs `body` with shard `index`, borrowed: no reference count is touched. `shards[index]`
+    /// retains and releases the shard around each use, two atomic writes to the shard object's
+    /// first cache line, which every caller thread and the loop read for each call: with two
+    /// caller threads that line moved between their cores on most calls.
+    @inline(__always)
+    func withShard<Result, Failure: Error>(
+        _ index: Int, _ body: (TimerShard) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let result: Swift.Result<Result, Failure> = self.shardReferences[index]._withUnsafeGuaranteedRef { shard in
+            do throws(Failure) {
+                return .success(try body(shard))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     /// The shard of the timer whose ID hashes to `hash` (its top bits; the table uses the low ones).
@@ -183,13 +211,14 @@ package final class TimerCore: Sendable {
         let name = id ?? TimerID(generatedNumber: number)
         let hash = id == nil ? TimerID.tableHash(generatedNumber: number) ?? name.tableHash : name.tableHash
         let shard = self.shard(for: hash)
-        // At a million timers the slot is a cache miss: start it now, so it overlaps building the node.
-        self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: hash))
-        if hash & TimerID.generatedHashBit != 0 {
-            let ahead = TimerID.tableHash(nextGroupAfter: hash)
-            // And the line of this shard's next group of generated IDs (four numbers per line, see
-            // ``TimerID/tableHash(generatedNumber:)``): a stream of generated timers finds it warm.
-            self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: ahead))
+        self.withShard(shard) { shard in
+            // At a million timers the slot is a cache miss: start it now, so it overlaps building the node.
+            self.doorbell.prefetch(address: shard.slotAddress(hash: hash))
+            if hash & TimerID.generatedHashBit != 0 {
+                // And the line of this shard's next group of generated IDs (four numbers per line,
+                // see ``TimerID/tableHash(generatedNumber:)``): a stream of generated timers finds it warm.
+                self.doorbell.prefetch(address: shard.slotAddress(hash: TimerID.tableHash(nextGroupAfter: hash)))
+            }
         }
         // Built outside the lock: if the registry refuses it, its handler is released out here.
         let node = TimerNode(
@@ -203,8 +232,8 @@ package final class TimerCore: Sendable {
         self.instruments.scheduled()
         let wake: Bool
         do {
-            wake = try self.shards[shard].withLock { (registry) throws(PreciseTimerError) in
-                try registry.add(node, hash: hash)
+            wake = try self.withShard(shard) { (shard) throws(PreciseTimerError) in
+                try shard.withLock { (registry) throws(PreciseTimerError) in try registry.add(node, hash: hash) }
             }
         } catch {
             self.instruments.refused()

@@ -1,11 +1,14 @@
 import Dispatch
 import Synchronization
 
-/// One shard of the registry: its semaphore-guarded state, and its timer count published for
-/// ``TimerCore/scheduledCount`` to read without the lock.
+/// One shard of the registry: its semaphore-guarded state, and what a caller reads of it
+/// without the lock (the table's place for a prefetch, whether it holds bound timers).
+///
+/// Nothing here is written by an ordinary call: every caller thread reads this object for each
+/// call, and a field written per call (as its timer count was) moves the line between their
+/// cores. ``TimerCore/scheduledCount`` takes each shard's lock instead.
 final class TimerShard: Sendable {
     private let registry: SemaphoreGuarded<ShardState>
-    let count = Atomic<Int>(0)
     /// How many of its timers are bound to another clock, published like ``count``: the core
     /// skips shards without any when it rebases or looks for the earliest bound deadline.
     let boundCount = Atomic<Int>(0)
@@ -36,7 +39,8 @@ final class TimerShard: Sendable {
         self.registry.assertNotHeld(file: file, line: line)
     }
 
-    /// Runs `body` under the shard's semaphore, then publishes the count.
+    /// Runs `body` under the shard's semaphore, then publishes what changed of the table's place
+    /// and of the bound timers.
     @inline(__always)
     func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout ShardState) throws(Failure) -> Result
@@ -44,7 +48,6 @@ final class TimerShard: Sendable {
         try self.registry.withLock { (registry) throws(Failure) -> Result in
             let boundVersion = registry.boundVersion
             defer {
-                self.count.store(registry.count, ordering: .relaxed)
                 let slots = registry.timers.slotLayout
                 if self.slotBase.load(ordering: .relaxed) != slots.base {
                     self.slotBase.store(slots.base, ordering: .relaxed)

@@ -126,7 +126,7 @@ extension TimerCoreService {
         return self.core.scheduledIDs
     }
 
-    /// The number of scheduled timers, in O(1). See ``TimerService/scheduledCount``.
+    /// The number of scheduled timers. See ``TimerService/scheduledCount``.
     public var scheduledCount: Int {
         guard !self.core.isInherited else { return 0 }
         return self.core.scheduledCount

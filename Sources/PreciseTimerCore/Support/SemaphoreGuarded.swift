@@ -7,16 +7,23 @@ import Synchronization
     import Musl
 #endif
 
-/// A value guarded by a binary `DispatchSemaphore`, the registry lock the mission asks for.
+/// A value guarded by a semaphore, the registry lock the mission asks for: a `DispatchSemaphore`
+/// with an atomic count of callers in front of it (a "benaphore").
 ///
-/// Uncontended, `wait` and `signal` are one atomic operation each (no system call), beside a
-/// relaxed store of ``isHeld``. Contended, a caller first spins a bounded while on ``isHeld`` (a
-/// plain flag, read only): the registry's critical sections last well under a microsecond, and a
-/// `wait` that reaches the kernel costs a futex sleep and a wake-up, several microseconds on both
-/// threads. Two caller threads meet on one of 64 shards once in 64 calls, and sleeping there made
-/// their CPU per call 29 % worse than one thread's (10 % with the spin; the same design in C:
-/// about 8 %). The semaphore alone decides who holds the lock: the flag is a hint, so a holder
-/// preempted mid-section costs a spinner at most ``spinLimit`` reads before it sleeps.
+/// ``callers`` counts the callers holding the lock or waiting for it. A caller that raises it
+/// from 0 holds the lock at once; any other waits on the semaphore (created at 0), which the
+/// holder signals once as it lets go when someone is waiting. Uncontended, a call is one atomic
+/// add and one atomic subtract on this object's own cache line, which also holds the pointer to
+/// the value: the semaphore itself (another allocation, another line) is touched only when
+/// callers meet. Before, every call waited on and signalled the semaphore and kept a flag beside
+/// it, two lines written per call; with two caller threads both moved between their cores.
+///
+/// Contended, a caller first spins a bounded while reading ``callers`` (read only): the
+/// registry's critical sections last well under a microsecond, and a `wait` that reaches the
+/// kernel costs a futex sleep and a wake-up, several microseconds on both threads. Two caller
+/// threads meet on one of 64 shards once in 64 calls, and sleeping there made their CPU per call
+/// 29 % worse than one thread's. The count alone decides who holds the lock: a holder preempted
+/// mid-section costs a spinner at most ``spinLimit`` reads before it sleeps.
 /// Callers must not run user code or a blocking libevent call inside `withLock`.
 ///
 /// Debug builds know the owner, as Go's runtime locks do (`assertLockHeld`): taking the lock
@@ -24,15 +31,17 @@ import Synchronization
 /// ``assertHeld()`` / ``assertNotHeld()`` check a function's precondition (no user code runs
 /// with a shard's lock held). Release builds keep none of it.
 package final class SemaphoreGuarded<Value>: @unchecked Sendable {
-    // Invariant: `value` is read and written only between `semaphore.wait()` and `signal()`.
-    // It lives behind a pointer rather than in a `var`: the semaphore already guarantees
-    // exclusive access, and a stored `var` would pay a dynamic exclusivity check per call.
-    private let semaphore = DispatchSemaphore(value: 1)
+    // Invariant: `value` is read and written only by the caller holding the lock (the one whose
+    // add found ``callers`` at 0, or whom the semaphore woke). It lives behind a pointer rather
+    // than in a `var`: the lock already guarantees exclusive access, and a stored `var` would pay
+    // a dynamic exclusivity check per call.
+    /// Callers holding the lock (at most one) or waiting for it; 0: free.
+    private let callers = Atomic<Int>(0)
     private let value: UnsafeMutablePointer<Value>
-    /// Set by the holder just after `wait` and cleared just before `signal`; read by a caller
-    /// about to wait, as a hint that it would sleep (see the type's discussion).
-    private let isHeld = Atomic<Bool>(false)
-    /// Reads of ``isHeld`` a caller makes before waiting anyway: about a microsecond and a half
+    /// Where callers that found the lock taken sleep: signalled once per waiter, by the holder
+    /// letting go.
+    private let semaphore = DispatchSemaphore(value: 0)
+    /// Reads of ``callers`` a caller makes before waiting anyway: about a microsecond and a half
     /// on this project's machines, several times a registry call.
     private static var spinLimit: Int { 1_024 }
     #if DEBUG
@@ -61,11 +70,12 @@ package final class SemaphoreGuarded<Value>: @unchecked Sendable {
                 self.owner.load(ordering: .relaxed) != thread,
                 "SemaphoreGuarded: taken again on the thread that holds it (this would deadlock)")
         #endif
-        if self.isHeld.load(ordering: .relaxed) {
+        if self.callers.load(ordering: .relaxed) != 0 {
             self.spinWhileHeld()
         }
-        self.semaphore.wait()
-        self.isHeld.store(true, ordering: .relaxed)
+        if self.callers.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue != 0 {
+            self.semaphore.wait()
+        }
         #if DEBUG
             self.owner.store(thread, ordering: .relaxed)
         #endif
@@ -73,8 +83,9 @@ package final class SemaphoreGuarded<Value>: @unchecked Sendable {
             #if DEBUG
                 self.owner.store(0, ordering: .relaxed)
             #endif
-            self.isHeld.store(false, ordering: .relaxed)
-            self.semaphore.signal()
+            if self.callers.wrappingSubtract(1, ordering: .acquiringAndReleasing).oldValue != 1 {
+                self.semaphore.signal()
+            }
         }
         return try body(&self.value.pointee)
     }
@@ -83,7 +94,7 @@ package final class SemaphoreGuarded<Value>: @unchecked Sendable {
     @inline(never)
     private func spinWhileHeld() {
         var spins = 0
-        while spins < Self.spinLimit, self.isHeld.load(ordering: .relaxed) {
+        while spins < Self.spinLimit, self.callers.load(ordering: .relaxed) != 0 {
             spins += 1
         }
     }
