@@ -40,10 +40,10 @@ extension TimerCore {
     ) throws(PreciseTimerError) -> Bool {
         let hash = id.tableHash
         let shard = self.shard(for: hash)
-        self.doorbell.prefetch(address: self.shards[shard].slotAddress(hash: hash))  // Overlaps the clock and the lock.
+        self.prefetchSlot(shard: shard, hash: hash)  // Overlaps the clock and the lock.
         let now = self.doorbell.now()
         let deadline = try deadline(now)
-        let (found, wake) = self.shards[shard].withLock {
+        let (found, wake) = self.withLockedShard(shard) {
             $0.reschedule(id, hash: hash, to: deadline, now: now, generation: generation)
         }
         if wake { self.wakeLoop(for: shard, deadline: deadline) }
@@ -55,7 +55,7 @@ extension TimerCore {
     package func pause(_ id: TimerID, generation: UInt64? = nil) -> Bool {
         let now = self.doorbell.now()
         let hash = id.tableHash
-        return self.shards[self.shard(for: hash)].withLock {
+        return self.withLockedShard(self.shard(for: hash)) {
             $0.pause(id, hash: hash, now: now, generation: generation)
         }
     }
@@ -65,14 +65,14 @@ extension TimerCore {
         let now = self.doorbell.now()
         let hash = id.tableHash
         let shard = self.shard(for: hash)
-        let (found, wake) = self.shards[shard].withLock { $0.resume(id, hash: hash, now: now) }
+        let (found, wake) = self.withLockedShard(shard) { $0.resume(id, hash: hash, now: now) }
         if wake { self.wakeLoop(for: shard, deadline: .min) }  // Its deadline is the shard's business: ring.
         return found
     }
 
     package func isPaused(_ id: TimerID) -> Bool {
         let hash = id.tableHash
-        return self.shards[self.shard(for: hash)].withLock { $0.isPaused(id, hash: hash) }
+        return self.withLockedShard(self.shard(for: hash)) { $0.isPaused(id, hash: hash) }
     }
 
     // MARK: Cancellation and queries
@@ -101,7 +101,7 @@ extension TimerCore {
 
     package func generation(of id: TimerID) -> UInt64? {
         let hash = id.tableHash
-        return self.shards[self.shard(for: hash)].withLock { $0.node(id, hash: hash)?.sequence }
+        return self.withLockedShard(self.shard(for: hash)) { $0.node(id, hash: hash)?.sequence }
     }
 
     /// Ends every timer scheduled before the call, shard by shard, each in O(1) under its lock;
@@ -117,7 +117,7 @@ extension TimerCore {
 
     package func isScheduled(_ id: TimerID) -> Bool {
         let hash = id.tableHash
-        return self.shards[self.shard(for: hash)].withLock { $0.node(id, hash: hash) != nil }
+        return self.withLockedShard(self.shard(for: hash)) { $0.node(id, hash: hash) != nil }
     }
 
     /// Every shard's IDs, each shard's under its own lock (a 64th of the timers at a time).
@@ -154,7 +154,7 @@ extension TimerCore {
     /// One shard lock and one table look-up: O(1), no copy of the registry.
     package func deadline(of id: TimerID) -> MonotonicInstant? {
         let hash = id.tableHash
-        return self.shards[self.shard(for: hash)].withLock { $0.nextDeadline(of: id, hash: hash) }
+        return self.withLockedShard(self.shard(for: hash)) { $0.nextDeadline(of: id, hash: hash) }
             .map(MonotonicInstant.init(nanoseconds:))
     }
 
@@ -162,7 +162,7 @@ extension TimerCore {
     /// ``TimerService/wallClockDeadline(of:)``).
     package func wallClockDeadline(of id: TimerID) -> WallClockInstant? {
         let hash = id.tableHash
-        return self.shards[self.shard(for: hash)].withLock { $0.nextWallClockDeadline(of: id, hash: hash) }
+        return self.withLockedShard(self.shard(for: hash)) { $0.nextWallClockDeadline(of: id, hash: hash) }
             .map(WallClockInstant.init(nanosecondsSinceEpoch:))
     }
 
@@ -191,7 +191,7 @@ extension TimerCore {
         let hash = id.tableHash
         let shard = self.shard(for: hash)
         // The usual touch: the timer exists and moves; nothing is built or counted.
-        let (moved, wake) = self.shards[shard].withLock { $0.reschedule(id, hash: hash, to: deadline, now: now) }
+        let (moved, wake) = self.withLockedShard(shard) { $0.reschedule(id, hash: hash, to: deadline, now: now) }
         if moved {
             if wake { self.wakeLoop(for: shard, deadline: deadline) }
             return false
@@ -210,7 +210,7 @@ extension TimerCore {
         let created: Bool
         let pushed: Bool
         do {
-            (created, pushed) = try self.shards[shard].withLock {
+            (created, pushed) = try self.withLockedShard(shard) {
                 (registry) throws(PreciseTimerError) -> (Bool, Bool) in
                 let (found, wake) = registry.reschedule(id, hash: hash, to: deadline, now: now)
                 return found ? (false, wake) : (true, try registry.add(node, hash: hash))

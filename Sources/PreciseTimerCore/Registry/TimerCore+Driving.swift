@@ -42,7 +42,7 @@ extension TimerCore {
             // What the loop saw of this shard may have been cancelled or moved later since: the
             // shard hands over a timer only if it does not come after `head`, so after every
             // other shard's head.
-            let (next, call, newHead, sparse) = self.shards[index].withLock { registry in
+            let (next, call, newHead, sparse) = self.withLockedShard(index) { registry in
                 let (next, call) = registry.nextOnLoop(now: now, notAfter: limit, isFresh: isFresh, seen: head)
                 // Counted as it begins, under the lock, like a queue hop (see ``InFlightCalls``).
                 if call != nil { self.inFlight.enter() }
@@ -51,14 +51,16 @@ extension TimerCore {
             self.heads[index] = newHead
             if sparse { self.heads.sparseTables |= 1 << UInt64(index) }
             isFresh = false
-            guard case .fire(var taken) = next else { continue }  // The head had gone stale.
+            // Consumed, not copied: a copy of a fire retains and releases its node, two atomic
+            // operations per fire of a storm.
+            guard case .fire(var taken) = consume next else { continue }  // The head had gone stale.
             woke = true
             if taken.work != .call {
                 // A calendar timer whose schedule must be asked first, here, outside the lock.
                 guard self.askSchedule(&taken, shard: index) else { continue }
                 if taken.node.queue == nil {
                     let fire = taken
-                    let call = self.shards[index].withLock { registry -> ShardState.Call? in
+                    let call = self.withLockedShard(index) { registry -> ShardState.Call? in
                         let call = registry.begin(fire)
                         if call != nil { self.inFlight.enter() }
                         return call
@@ -69,7 +71,7 @@ extension TimerCore {
                     continue
                 }
             }
-            let fire = taken
+            let fire = consume taken
             // The next timer's node starts loading while this one runs (a storm's nodes are cold).
             self.doorbell.prefetch(address: self.heads.earliest().head.address)
             if let queue = fire.node.queue {
@@ -107,7 +109,7 @@ extension TimerCore {
             else { return true }
             let latest = catchUp.latest.nanosecondsSinceEpoch
             guard latest > anchor, latest <= fire.wall, catchUp.passed > 0 else {
-                let ended = self.shards[index].withLock { $0.endBroken(fire) }
+                let ended = self.withLockedShard(index) { $0.endBroken(fire) }
                 self.scheduleBroke(fire, ended: ended, asked: anchor, answered: latest)
                 return false
             }
@@ -124,7 +126,7 @@ extension TimerCore {
             }
         }
         let now = self.doorbell.now()
-        let (ended, broken, head) = self.shards[index].withLock { registry in
+        let (ended, broken, head) = self.withLockedShard(index) { registry in
             let (ended, broken) = registry.commitReview(fire, first: first, second: second, now: now)
             return (ended, broken, registry.peek())
         }
@@ -157,7 +159,7 @@ extension TimerCore {
         while mask != 0 {
             let index = mask.trailingZeroBitCount
             mask &= mask - 1
-            self.shards[index].withLock { $0.timers.shrinkIfSparse() }
+            self.withLockedShard(index) { $0.timers.shrinkIfSparse() }
         }
     }
 
@@ -169,7 +171,7 @@ extension TimerCore {
         while mask != 0 {
             let index = mask.trailingZeroBitCount
             mask &= mask - 1
-            self.heads[index] = self.shards[index].withLock { $0.peek() }
+            self.heads[index] = self.withLockedShard(index) { $0.peek() }
         }
     }
 
@@ -178,7 +180,7 @@ extension TimerCore {
     /// The call is counted in ``inFlight`` as it begins, under the same lock, so a close that
     /// follows sees it.
     func hop(_ fire: ShardState.Fire) {
-        let call = self.shards[Int(fire.node.shard)].withLock { registry -> ShardState.Call? in
+        let call = self.withLockedShard(Int(fire.node.shard)) { registry -> ShardState.Call? in
             let call = registry.begin(fire)
             if call != nil { self.inFlight.enter() }
             return call
@@ -218,7 +220,7 @@ extension TimerCore {
         }
         let now = self.doorbell.now()
         let shard = Int(fire.node.shard)
-        let (wake, ended, broken, head, deadline) = self.shards[shard].withLock { registry in
+        let (wake, ended, broken, head, deadline) = self.withLockedShard(shard) { registry in
             let (wake, ended, broken) = registry.complete(fire, firedAt: firedAt, now: now, upcoming: upcoming)
             return (wake, ended, broken, onLoop && wake ? registry.peek() : nil, fire.node.fireAt)
         }

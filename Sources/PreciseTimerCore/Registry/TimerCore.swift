@@ -158,6 +158,21 @@ package final class TimerCore: Sendable {
         return try result.get()
     }
 
+    /// Runs `body` under shard `index`'s lock, the shard borrowed (see ``withShard(_:_:)``).
+    @inline(__always)
+    func withLockedShard<Result, Failure: Error>(
+        _ index: Int, _ body: (inout ShardState) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try self.withShard(index) { (shard) throws(Failure) in try shard.withLock(body) }
+    }
+
+    /// Hints the slot of shard `index`'s table where a look-up of `hash` starts (see
+    /// ``TimerShard/slotAddress(hash:)``).
+    @inline(__always)
+    func prefetchSlot(shard index: Int, hash: UInt64) {
+        self.withShard(index) { self.doorbell.prefetch(address: $0.slotAddress(hash: hash)) }
+    }
+
     /// The shard of the timer whose ID hashes to `hash` (its top bits; the table uses the low ones).
     @inline(__always)
     func shard(for hash: UInt64) -> Int {
@@ -232,8 +247,8 @@ package final class TimerCore: Sendable {
         self.instruments.scheduled()
         let wake: Bool
         do {
-            wake = try self.withShard(shard) { (shard) throws(PreciseTimerError) in
-                try shard.withLock { (registry) throws(PreciseTimerError) in try registry.add(node, hash: hash) }
+            wake = try self.withLockedShard(shard) { (registry) throws(PreciseTimerError) in
+                try registry.add(node, hash: hash)
             }
         } catch {
             self.instruments.refused()
