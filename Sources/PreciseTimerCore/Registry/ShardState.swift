@@ -170,39 +170,14 @@ package struct ShardState {
     /// ``add(_:)`` with the node's ``TimerNode/hash`` already computed by the caller (outside
     /// the lock).
     package mutating func add(_ node: TimerNode, hash: UInt64) throws(PreciseTimerError) -> Bool {
-        try self.refuseIfEnded(node)
-        guard self.timers.insert(node, hash: hash) == nil else {
-            throw PreciseTimerError(.duplicateID, id: node.id)
-        }
-        return self.registered(node)
-    }
-
-    /// ``add(_:hash:)`` handing the registry the caller's own reference to the node (see
-    /// ``TimerTable/insert(retained:hash:)``). When it throws, nothing changed and the reference
-    /// is still the caller's, to release after the lock.
-    package mutating func add(retained: Unmanaged<TimerNode>, hash: UInt64) throws(PreciseTimerError) -> Bool {
-        // Unowned: the caller's reference keeps the node alive; a strong local would retain it.
-        unowned(unsafe) let node = retained.takeUnretainedValue()
-        try self.refuseIfEnded(node)
-        guard self.timers.insert(retained: retained, hash: hash) == nil else {
-            throw PreciseTimerError(.duplicateID, id: node.id)
-        }
-        return self.registered(node)
-    }
-
-    /// Throws the registry's end, if it ended.
-    @inline(__always)
-    private func refuseIfEnded(_ node: TimerNode) throws(PreciseTimerError) {
         switch self.end {
         case .failed(let error): throw error
         case .shutDown: throw PreciseTimerError(.shutDown, id: node.id)
         case nil: break
         }
-    }
-
-    /// Files a node just registered in the table: its era, its clock, its heap entry.
-    @inline(__always)
-    private mutating func registered(_ node: TimerNode) -> Bool {
+        guard self.timers.insert(node, hash: hash) == nil else {
+            throw PreciseTimerError(.duplicateID, id: node.id)
+        }
         node.era = self.era
         if node.clock != nil {
             self.bound[ObjectIdentifier(node)] = node

@@ -207,22 +207,15 @@ extension TimerCore {
         // A creation, counted before the timer is visible (see ``schedule(_:id:options:_:)``); a
         // touch that created it on another thread in between makes this one a move after all.
         self.instruments.scheduled()
-        let outcome = self.withLockedShard(shard) {
-            registry -> Result<(created: Bool, pushed: Bool), PreciseTimerError> in
-            let (found, wake) = registry.reschedule(id, hash: hash, to: deadline, now: now)
-            guard !found else { return .success((false, wake)) }
-            do throws(PreciseTimerError) {
-                return .success((true, try registry.add(node, hash: hash)))
-            } catch {
-                return .failure(error)
-            }
-        }
         let created: Bool
         let pushed: Bool
-        switch outcome {
-        case .success(let result):
-            (created, pushed) = result
-        case .failure(let error):
+        do {
+            (created, pushed) = try self.withLockedShard(shard) {
+                (registry) throws(PreciseTimerError) -> (Bool, Bool) in
+                let (found, wake) = registry.reschedule(id, hash: hash, to: deadline, now: now)
+                return found ? (false, wake) : (true, try registry.add(node, hash: hash))
+            }
+        } catch {
             self.instruments.refused()
             throw error
         }

@@ -145,18 +145,36 @@ package final class TimerCore: Sendable {
     /// first cache line, which every caller thread and the loop read for each call: with two
     /// caller threads that line moved between their cores on most calls.
     ///
-    /// Not generic over a typed error: a debug build instantiated the metadata of a generic
-    /// `Result` on every call for that, and under ThreadSanitizer concurrent instantiations
-    /// stalled in the runtime's metadata cache. A throwing caller returns a `Result` of its own.
+    /// Debug builds take the plain `shards[index]`: there the typed error's trip through a
+    /// generic `Result` is not specialized, so every call instantiated that `Result`'s metadata
+    /// in the runtime, and under ThreadSanitizer the loop threads of many services stalled there
+    /// for minutes (33 threads waiting in the metadata cache's `once`). Optimized builds
+    /// specialize it away; the behaviour is the same either way.
     @inline(__always)
-    func withShard<Result>(_ index: Int, _ body: (TimerShard) -> Result) -> Result {
-        self.shardReferences[index]._withUnsafeGuaranteedRef(body)
+    func withShard<Result, Failure: Error>(
+        _ index: Int, _ body: (TimerShard) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        #if DEBUG
+            return try body(self.shards[index])
+        #else
+            let result: Swift.Result<Result, Failure> = self.shardReferences[index]._withUnsafeGuaranteedRef {
+                shard in
+                do throws(Failure) {
+                    return .success(try body(shard))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return try result.get()
+        #endif
     }
 
     /// Runs `body` under shard `index`'s lock, the shard borrowed (see ``withShard(_:_:)``).
     @inline(__always)
-    func withLockedShard<Result>(_ index: Int, _ body: (inout ShardState) -> Result) -> Result {
-        self.withShard(index) { $0.withLock(body) }
+    func withLockedShard<Result, Failure: Error>(
+        _ index: Int, _ body: (inout ShardState) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try self.withShard(index) { (shard) throws(Failure) in try shard.withLock(body) }
     }
 
     /// Hints the slot of shard `index`'s table where a look-up of `hash` starts (see
@@ -236,23 +254,14 @@ package final class TimerCore: Sendable {
         node.place(hash: hash, namedBySequence: id == nil)
         // Read while the node is still this thread's alone: once added, the loop owns it.
         let fireAt = node.fireAt
-        // This reference becomes the table's: no retain as it is filed, no release after.
-        let retained = Unmanaged.passRetained(consume node)
         // Counted before it is visible: its fire or cancel may come on another thread at once.
         self.instruments.scheduled()
-        let added = self.withLockedShard(shard) { registry -> Result<Bool, PreciseTimerError> in
-            do throws(PreciseTimerError) {
-                return .success(try registry.add(retained: retained, hash: hash))
-            } catch {
-                return .failure(error)
-            }
-        }
         let wake: Bool
-        switch added {
-        case .success(let pushed):
-            wake = pushed
-        case .failure(let error):
-            retained.release()  // Refused: the node and its handler go here, outside the lock.
+        do {
+            wake = try self.withLockedShard(shard) { (registry) throws(PreciseTimerError) in
+                try registry.add(node, hash: hash)
+            }
+        } catch {
             self.instruments.refused()
             throw error
         }
@@ -262,7 +271,7 @@ package final class TimerCore: Sendable {
         if wake || request.clock != nil {
             self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : fireAt)
         }
-        return TimerHandle(id: name, generation: number)
+        return TimerHandle(id: node.id, generation: number)
     }
 
     /// The options' tolerance in nanoseconds: 0 to ``TimerService/maximumDuration``.

@@ -93,58 +93,21 @@ package final class TimerTable {
     /// Inserts `node` under its ID unless that ID is taken; returns the node already registered
     /// under it, in which case nothing changed.
     package func insert(_ node: TimerNode, hash: UInt64) -> TimerNode? {
-        switch self.freeSlot(for: node, hash: hash) {
-        case .taken(let existing): return existing
-        case .free(let index):
-            self.fill(index, with: .passRetained(node), hash: hash)
-            return nil
-        }
-    }
-
-    /// ``insert(_:hash:)`` handing the table the caller's own reference to the node (+1), so
-    /// that nothing is retained or released here: an atomic operation each, and the release at
-    /// the end of a schedule waited for the stores of the whole call. When the ID is taken,
-    /// nothing changed and the reference is still the caller's, to release outside the lock.
-    package func insert(retained node: Unmanaged<TimerNode>, hash: UInt64) -> TimerNode? {
-        switch node._withUnsafeGuaranteedRef({ self.freeSlot(for: $0, hash: hash) }) {
-        case .taken(let existing): return existing
-        case .free(let index):
-            self.fill(index, with: node, hash: hash)
-            return nil
-        }
-    }
-
-    private enum Placement {
-        /// The ID is registered, to this node.
-        case taken(TimerNode)
-        /// The ID is free; its node would go in this slot.
-        case free(Int)
-    }
-
-    /// Where `node`'s ID, whose hash is `hash`, would go, or the node registered under it.
-    @inline(__always)
-    private func freeSlot(for node: TimerNode, hash: UInt64) -> Placement {
         var index = Int(truncatingIfNeeded: hash) & self.mask
         while let existing = self.slots[index].node {
             if self.slots[index].hash == hash,
                 hash & TimerID.generatedHashBit != 0 || existing._withUnsafeGuaranteedRef({ $0.id == node.id })
             {
-                return .taken(existing.takeUnretainedValue())
+                return existing.takeUnretainedValue()
             }
             index = (index + 1) & self.mask
         }
-        return .free(index)
-    }
-
-    /// Stores `node` (+1, now the table's) in the free slot `index`, growing the table if it is
-    /// then three quarters full.
-    @inline(__always)
-    private func fill(_ index: Int, with node: Unmanaged<TimerNode>, hash: UInt64) {
-        self.slots[index] = Slot(hash: hash, node: node)
+        self.slots[index] = Slot(hash: hash, node: .passRetained(node))
         self.count += 1
         if self.count * 4 > (self.mask + 1) * 3 {
             self.grow()
         }
+        return nil
     }
 
     /// Removes the node under `id`; returns it (nil if there was none).
