@@ -146,10 +146,9 @@ package final class TimerCore: Sendable {
     /// caller threads that line moved between their cores on most calls.
     ///
     /// Debug builds take the plain `shards[index]`: there the typed error's trip through a
-    /// generic `Result` is not specialized, so every call instantiated that `Result`'s metadata
-    /// in the runtime, and under ThreadSanitizer the loop threads of many services stalled there
-    /// for minutes (33 threads waiting in the metadata cache's `once`). Optimized builds
-    /// specialize it away; the behaviour is the same either way.
+    /// generic `Result` is not specialized, so every call would instantiate that `Result`'s
+    /// metadata in the runtime, where ThreadSanitizer runs stalled. Optimized builds specialize
+    /// it away; the behaviour is the same either way.
     @inline(__always)
     func withShard<Result, Failure: Error>(
         _ index: Int, _ body: (TimerShard) throws(Failure) -> Result

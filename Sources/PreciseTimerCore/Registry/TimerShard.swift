@@ -9,7 +9,7 @@ import Synchronization
 /// cores. ``TimerCore/scheduledCount`` takes each shard's lock instead.
 final class TimerShard: Sendable {
     private let registry: SemaphoreGuarded<ShardState>
-    /// How many of its timers are bound to another clock, published like ``count``: the core
+    /// How many of its timers are bound to another clock, published as it changes: the core
     /// skips shards without any when it rebases or looks for the earliest bound deadline.
     let boundCount = Atomic<Int>(0)
     /// The ID table's slots (``TimerTable/slotLayout``), published like ``count`` for

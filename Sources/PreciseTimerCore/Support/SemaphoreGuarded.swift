@@ -15,8 +15,7 @@ import Synchronization
 /// holder signals once as it lets go when someone is waiting. Uncontended, a call is one atomic
 /// add and one atomic subtract on this object's own cache line, which also holds the pointer to
 /// the value: the semaphore itself (another allocation, another line) is touched only when
-/// callers meet. Before, every call waited on and signalled the semaphore and kept a flag beside
-/// it, two lines written per call; with two caller threads both moved between their cores.
+/// callers meet, so two caller threads move as few lines between their cores as they can.
 ///
 /// Contended, a caller first spins a bounded while reading ``callers`` (read only): the
 /// registry's critical sections last well under a microsecond, and a `wait` that reaches the
