@@ -82,16 +82,9 @@ extension TimerCore {
     @discardableResult
     package func cancel(_ id: TimerID, generation: UInt64? = nil) -> Bool {
         let hash = id.tableHash
-        let ended = self.withShard(self.shard(for: hash)) { shard in
-            self.doorbell.prefetch(address: shard.slotAddress(hash: hash))  // Overlaps taking the lock.
-            if hash & TimerID.generatedHashBit != 0, hash & 3 == 0 {
-                // The first of its group of four (one line, see ``TimerID/tableHash(generatedNumber:)``):
-                // the line of the shard's next group, for timers cancelled in the order they were
-                // scheduled (request timeouts), as `schedule` does for a stream of generated timers.
-                self.doorbell.prefetch(address: shard.slotAddress(hash: TimerID.tableHash(nextGroupAfter: hash)))
-            }
-            return shard.withLock { $0.cancel(id, hash: hash, generation: generation) }
-        }
+        let shard = self.shard(for: hash)
+        self.prefetchSlot(shard: shard, hash: hash, inOrder: true)  // Overlaps taking the lock.
+        let ended = self.withLockedShard(shard) { $0.cancel(id, hash: hash, generation: generation) }
         withExtendedLifetime(ended) {}  // Released here, outside the lock.
         guard ended.node != nil else { return false }
         self.instruments.cancelled(1)

@@ -177,10 +177,21 @@ package final class TimerCore: Sendable {
     }
 
     /// Hints the slot of shard `index`'s table where a look-up of `hash` starts (see
-    /// ``TimerShard/slotAddress(hash:)``).
+    /// ``TimerShard/slotAddress(hash:)``): at a million timers it is a cache miss, which then
+    /// overlaps the caller's work before it takes the lock.
+    ///
+    /// - Parameter inOrder: The caller is one of a stream that takes generated IDs in the order
+    ///   of their numbers (schedules, and cancels of request timeouts): for the first of a group
+    ///   of four (one line, see ``TimerID/tableHash(generatedNumber:)``), the line of the shard's
+    ///   next group is hinted too, so the stream finds it warm.
     @inline(__always)
-    func prefetchSlot(shard index: Int, hash: UInt64) {
-        self.withShard(index) { self.doorbell.prefetch(address: $0.slotAddress(hash: hash)) }
+    func prefetchSlot(shard index: Int, hash: UInt64, inOrder: Bool = false) {
+        self.withShard(index) { shard in
+            self.doorbell.prefetch(address: shard.slotAddress(hash: hash))
+            if inOrder, hash & TimerID.generatedHashBit != 0, hash & 3 == 0 {
+                self.doorbell.prefetch(address: shard.slotAddress(hash: TimerID.tableHash(nextGroupAfter: hash)))
+            }
+        }
     }
 
     /// The shard of the timer whose ID hashes to `hash` (its top bits; the table uses the low ones).
@@ -236,15 +247,7 @@ package final class TimerCore: Sendable {
         let name = id ?? TimerID(generatedNumber: number)
         let hash = id == nil ? TimerID.tableHash(generatedNumber: number) ?? name.tableHash : name.tableHash
         let shard = self.shard(for: hash)
-        self.withShard(shard) { shard in
-            // At a million timers the slot is a cache miss: start it now, so it overlaps building the node.
-            self.doorbell.prefetch(address: shard.slotAddress(hash: hash))
-            if hash & TimerID.generatedHashBit != 0 {
-                // And the line of this shard's next group of generated IDs (four numbers per line,
-                // see ``TimerID/tableHash(generatedNumber:)``): a stream of generated timers finds it warm.
-                self.doorbell.prefetch(address: shard.slotAddress(hash: TimerID.tableHash(nextGroupAfter: hash)))
-            }
-        }
+        self.prefetchSlot(shard: shard, hash: hash, inOrder: true)  // Overlaps building the node.
         // Built outside the lock: if the registry refuses it, its handler is released out here.
         let node = TimerNode(
             id: name, deadline: request.deadline, interval: request.interval, options: options,
