@@ -18,6 +18,19 @@ struct GeneratedIDHashTests {
         }
     }
 
+    @Test("a generated ID is spelled timer-N for every number, and parses back to it")
+    func spelling() {
+        var powers: [UInt64] = [1]
+        while powers.last! <= UInt64.max / 10 { powers.append(powers.last! * 10) }
+        let numbers = [0, UInt64.max, 123_456_789] + powers + powers.map { $0 - 1 } + powers.map { $0 + 1 }
+        for number in numbers {
+            let id = TimerID(generatedNumber: number)
+            #expect(id.rawValue == "timer-\(number)")
+            #expect(id.isGenerated)
+            #expect(id.canonicalGeneratedNumber == (number == 0 ? nil : number), "timer-0 is not canonical")
+        }
+    }
+
     @Test("a generated ID's hash is its number's, with the marker bit; every other ID's never has the bit")
     func markerBit() throws {
         for number: UInt64 in [1, 2, 63, 64, 1_000_000, 1 << 40, (1 << 61) - 1] {

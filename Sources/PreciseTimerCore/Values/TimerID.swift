@@ -35,11 +35,7 @@ public struct TimerID: Hashable, Sendable, ExpressibleByStringLiteral, CustomStr
     /// Whether the ID has the reserved generated form: `timer-` followed by one or more decimal
     /// digits and nothing else.
     public var isGenerated: Bool {
-        self.withUTF8 { bytes in
-            guard Self.hasGeneratedPrefix(bytes), bytes.count > Self.generatedPrefixLength else { return false }
-            for byte in bytes[Self.generatedPrefixLength...] where byte &- UInt8(ascii: "0") >= 10 { return false }
-            return true
-        }
+        self.withUTF8 { Self.generatedDigits(of: $0) != nil }
     }
 
     /// The number of a generated ID in its canonical form: `timer-`, then decimal digits without
@@ -48,20 +44,28 @@ public struct TimerID: Hashable, Sendable, ExpressibleByStringLiteral, CustomStr
     @inline(__always)
     package var canonicalGeneratedNumber: UInt64? {
         self.withUTF8 { bytes -> UInt64? in
-            guard Self.hasGeneratedPrefix(bytes), bytes.count > Self.generatedPrefixLength,
-                bytes[Self.generatedPrefixLength] != UInt8(ascii: "0")
-            else { return nil }
+            guard let digits = Self.generatedDigits(of: bytes), digits.first != UInt8(ascii: "0") else { return nil }
             var number: UInt64 = 0
-            for byte in bytes[Self.generatedPrefixLength...] {
-                let digit = byte &- UInt8(ascii: "0")
-                guard digit < 10 else { return nil }
+            for byte in digits {
                 let (times10, overflow) = number.multipliedReportingOverflow(by: 10)
-                let (sum, carry) = times10.addingReportingOverflow(UInt64(digit))
+                let (sum, carry) = times10.addingReportingOverflow(UInt64(byte &- UInt8(ascii: "0")))
                 guard !overflow, !carry else { return nil }
                 number = sum
             }
             return number
         }
+    }
+
+    /// The digits of an ID of the generated form (`timer-` and one or more decimal digits), or
+    /// `nil` for any other string.
+    @inline(__always)
+    private static func generatedDigits(of bytes: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>>? {
+        let prefix = Self.generatedPrefixBytes
+        guard bytes.count > Self.generatedPrefixLength, bytes[0] == prefix.0, bytes[1] == prefix.1,
+            bytes[2] == prefix.2, bytes[3] == prefix.3, bytes[4] == prefix.4, bytes[5] == prefix.5
+        else { return nil }
+        let digits = bytes[Self.generatedPrefixLength...]
+        return digits.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }) ? digits : nil
     }
 
     /// `"timer-" + n`, written straight into the string's storage: up to `timer-999999999` the
@@ -99,13 +103,6 @@ public struct TimerID: Hashable, Sendable, ExpressibleByStringLiteral, CustomStr
         )
     }
     private static var generatedPrefixLength: Int { 6 }
-
-    @inline(__always)
-    private static func hasGeneratedPrefix(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let prefix = Self.generatedPrefixBytes
-        return bytes.count >= Self.generatedPrefixLength && bytes[0] == prefix.0 && bytes[1] == prefix.1
-            && bytes[2] == prefix.2 && bytes[3] == prefix.3 && bytes[4] == prefix.4 && bytes[5] == prefix.5
-    }
 
     /// Calls `body` with the ID's UTF-8 bytes, in place (a native string's are contiguous; any
     /// other is copied once).
