@@ -169,7 +169,7 @@ public protocol TimerService: AnyObject, Sendable {
     var scheduledIDs: [TimerID] { get }
 
     /// The number of scheduled timers (paused ones included), in O(1): however many timers there
-    /// are, the count costs a lock per registry shard (the libevent engine's 64), no timer is read.
+    /// are, the count costs a lock per registry shard (64), no timer is read.
     var scheduledCount: Int { get }
 
     /// Cancels everything, stops the engine and releases every handler. Idempotent, and safe
