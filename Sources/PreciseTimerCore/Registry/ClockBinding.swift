@@ -27,6 +27,9 @@ package final class ClockBinding: @unchecked Sendable {
     package var anchor: Int64
     /// A calendar timer's schedule: after each call, the next occurrence comes from it.
     package let schedule: (any WallClockSchedule)?
+    /// Whether it has a ``schedule``: a stored flag, because testing the optional existential
+    /// copies and destroys it (a value-witness call), and the loop asks this for every fire.
+    package let isCalendar: Bool
     /// For a calendar timer: what ``anchor`` holds, and what the loop does when the timer comes
     /// due. The schedule is user code, so the registry never asks it under the lock: it takes
     /// the timer, the loop asks the schedule, and the registry commits the answer (checking the
@@ -56,6 +59,7 @@ package final class ClockBinding: @unchecked Sendable {
         self.kind = kind
         self.anchor = anchor
         self.schedule = schedule
+        self.isCalendar = schedule != nil
     }
 
     /// The three clocks read together (monotonic first), for one decision about a bound timer.
@@ -136,7 +140,7 @@ package final class ClockBinding: @unchecked Sendable {
         case .continuous: self.anchor = clocks.continuous &- clocks.monotonic
         case .wall:
             self.anchor = saturatingAdd(clocks.wall, saturatingSubtract(deadline, clocks.monotonic))
-            if self.schedule != nil { self.phase = .moved }
+            if self.isCalendar { self.phase = .moved }
         }
     }
 }

@@ -6,12 +6,19 @@
 /// below it, so the earliest shard is read in O(1) and a changed head costs log2(shards)
 /// comparisons, instead of a scan of every shard per fire (a storm of 100 000 due timers
 /// changes a head 100 000 times).
+///
+/// Each node keeps its winner's place in firing order as one 128-bit key (the deadline, its
+/// sign bit flipped, above the sequence), so a level of an update is one load of the sibling,
+/// one comparison and two conditional moves: in a storm which shard wins is a coin toss, and a
+/// branch per level would be mispredicted half the time.
 final class LoopHeads: @unchecked Sendable {
     // Invariant: touched only by whatever drives the core, one call of `runDue` (or one handler
     // it calls) at a time: the loop thread, the alarm's serial queue, or a virtual `advance`.
     private let heads: UnsafeMutablePointer<ShardState.Head>
-    /// `winners[i]` for i in 1..<count: the shard with the earliest head under inner node i
-    /// (children 2i and 2i+1; a child at or past `count` is the leaf for shard child − count).
+    /// Tree positions 1..<2·count: inner nodes below `count` (children 2i and 2i+1), the leaf
+    /// of shard k at `count + k`. `keys[i]` is the key of the earliest head under position i,
+    /// `winners[i]` its shard.
+    private let keys: UnsafeMutablePointer<UInt128>
     private let winners: UnsafeMutablePointer<Int>
     private let count: Int
     /// Shards whose ID table the loop left sparse as it ended one-shots (bit `k` for shard `k`),
@@ -24,35 +31,51 @@ final class LoopHeads: @unchecked Sendable {
         self.count = count
         self.heads = .allocate(capacity: count)
         self.heads.initialize(repeating: .none, count: count)
-        self.winners = .allocate(capacity: count)
-        self.winners.initialize(repeating: 0, count: count)
+        self.keys = .allocate(capacity: 2 * count)
+        self.keys.initialize(repeating: Self.key(of: .none), count: 2 * count)
+        self.winners = .allocate(capacity: 2 * count)
+        self.winners.initialize(repeating: 0, count: 2 * count)
+        for shard in 0..<count {
+            self.winners[count + shard] = shard
+        }
         for node in stride(from: count - 1, through: 1, by: -1) {
-            self.winners[node] = self.winner(of: node)
+            self.winners[node] = self.winners[2 * node]  // All heads are `.none`: the left one wins.
         }
     }
 
     deinit {
         self.heads.deallocate()
+        self.keys.deallocate()
         self.winners.deallocate()
     }
 
+    /// `head`'s place in firing order as one unsigned number: (deadline, sequence) compared as
+    /// a pair is this key compared as a whole.
     @inline(__always)
-    private func winner(of node: Int) -> Int {
-        let left = 2 * node
-        let right = left + 1
-        let a = left >= self.count ? left - self.count : self.winners[left]
-        let b = right >= self.count ? right - self.count : self.winners[right]
-        return self.heads[b] < self.heads[a] ? b : a
+    static func key(of head: ShardState.Head) -> UInt128 {
+        let deadline = UInt64(bitPattern: head.deadline) ^ (1 << 63)
+        return UInt128(deadline) << 64 | UInt128(head.sequence)
     }
 
     subscript(index: Int) -> ShardState.Head {
         get { self.heads[index] }
         set {
             self.heads[index] = newValue
-            var node = (index + self.count) / 2
-            while node >= 1 {
-                self.winners[node] = self.winner(of: node)
-                node /= 2
+            var position = self.count + index
+            var key = Self.key(of: newValue)
+            self.keys[position] = key
+            while position > 1 {
+                let sibling = position ^ 1
+                let siblingKey = self.keys[sibling]
+                // Ties (only between shards without timers) go to the left child, as a scan would.
+                let siblingWins = sibling < position ? siblingKey <= key : siblingKey < key
+                // The winning child is picked by a conditional move and read by its position, not
+                // by branch (see the type's comment).
+                let chosen = siblingWins ? sibling : position
+                key = siblingWins ? siblingKey : key
+                position >>= 1
+                self.keys[position] = key
+                self.winners[position] = self.winners[chosen]
             }
         }
     }

@@ -13,7 +13,7 @@ extension ShardState {
         let scheduledAt = min(now, saturatingSubtract(now, saturatingSubtract(clocks.wall, clock.anchor)))
         var fire = Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: scheduledAt)
         fire.wall = clocks.wall
-        guard clock.schedule != nil else {
+        guard clock.isCalendar else {
             fire.occurrence = clock.anchor
             return fire
         }
@@ -40,9 +40,9 @@ extension ShardState {
         var wake = false
         for node in self.bound.values where node.state == .pending {
             let clock = node.clock!
-            if clock.schedule != nil, clock.phase == .resumed || clock.phase == .stepped { continue }  // Due now.
+            if clock.isCalendar, clock.phase == .resumed || clock.phase == .stepped { continue }  // Due now.
             var estimate = clock.resolve(estimate: node.deadline, clocks).estimate
-            if clock.schedule != nil, clock.phase == .occurrence,
+            if clock.isCalendar, clock.phase == .occurrence,
                 estimate > saturatingAdd(node.deadline, ClockBinding.offsetNoise)
             {
                 // Stepped back: the loop checks at once whether the schedule starts afresh.

@@ -38,14 +38,13 @@ extension ShardState {
             // A storm is served from a run gathered in one pass (see ``TimerHeap``).
             self.heap.gatherDue(notAfter: min(now, limit))
             let node = self.heap.removeMin()!
-            self.prefetchRun()
             if !isFresh, node.interval > 0 || node.clock != nil {
                 now = max(now, self.clocks?.now() ?? monotonicNanoseconds())
                 isFresh = true
             }
             if let clock = node.clock {
                 let clocks = self.readings(now)
-                if clock.schedule != nil, clock.phase == .resumed || clock.phase == .stepped {
+                if clock.isCalendar, clock.phase == .resumed || clock.phase == .stepped {
                     // The schedule must be asked before anything else (see ``ClockBinding/Phase``).
                     node.state = .taken
                     var fire = Fire(node: node, epoch: node.epoch, missed: 0, scheduledAt: node.deadline)
@@ -60,7 +59,7 @@ extension ShardState {
                 let (due, estimate) = clock.resolve(estimate: node.deadline, clocks)
                 node.deadline = estimate
                 guard due else {
-                    if clock.schedule != nil, clock.phase == .occurrence,
+                    if clock.isCalendar, clock.phase == .occurrence,
                         estimate > saturatingAdd(previous, ClockBinding.offsetNoise)
                     {
                         // Stepped back since it was estimated, and nothing told the registry.
@@ -87,17 +86,22 @@ extension ShardState {
     /// from the next node (loaded by the previous call), its table slot and its handler's
     /// closure context. In a storm the loop comes back to this shard only after serving the
     /// others, so the memory has arrived by then; without it, every fire waits for each of these
-    /// misses in series. Hints
-    /// only: nothing is dereferenced but the next node, which the run holds (and the table owns)
-    /// under the shard's lock.
+    /// misses in series. Hints only: nothing is dereferenced but the next node, which the run
+    /// holds (and the table owns) under the shard's lock.
+    ///
+    /// - Parameter driver: The loop's driver, borrowed from the caller (this state's own
+    ///   ``clocks`` would be copied, a retain and a release per fire).
     @inline(__always)
-    func prefetchRun() {
-        guard let driver = self.clocks, let next = self.heap.runNode(ahead: 0) else { return }
+    func prefetchRun(_ driver: any TimerDriver) {
+        guard let next = self.heap.runNode(ahead: 0) else { return }
         driver.prefetch(address: self.heap.runEntryAddress(ahead: 4))
         if let after = self.heap.runNode(ahead: 1) {
             driver.prefetch(node: UInt(bitPattern: after.toOpaque()))
         }
-        next._withUnsafeGuaranteedRef { driver.prefetch(handlerOf: $0, slotIn: self.timers) }
+        next._withUnsafeGuaranteedRef { node in
+            driver.prefetch(address: self.timers.slotAddress(hash: node.hash))
+            driver.prefetch(address: node.handlerContextAddress)
+        }
     }
 
     /// The loop looks at this shard: returns the earliest pending timer (``Head/none`` when none is pending). Until the next `peek`, a
@@ -132,12 +136,23 @@ extension ShardState {
 
     /// ``next(now:notAfter:isFresh:seen:)`` and, for a timer whose handler runs right here on the loop (no hop), its
     /// ``begin(_:onLoop:)`` under the same lock. Returns the call to make, if any.
+    ///
+    /// - Parameter driver: Hints what the shard's next fires touch (``prefetchRun(_:)``).
     package mutating func nextOnLoop(
-        now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, seen: ShardState.Head = .none
+        now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, seen: ShardState.Head = .none,
+        hinting driver: any TimerDriver
     ) -> (Next, Call?) {
+        // Consumed and rebuilt, not bound by copy: a copy of the fire retains and releases its node.
         let next = self.next(now: now, notAfter: limit, isFresh: isFresh, seen: seen)
-        guard case .fire(let fire) = next, fire.node.queue == nil, fire.work == .call else { return (next, nil) }
-        return (next, self.begin(fire, onLoop: true))
+        switch consume next {
+        case .fire(let fire):
+            self.prefetchRun(driver)
+            guard fire.node.queue == nil, fire.work == .call else { return (.fire(fire), nil) }
+            let call = self.begin(fire, onLoop: true)
+            return (.fire(fire), call)
+        case .idle(let deadline):
+            return (.idle(deadline), nil)
+        }
     }
 
     mutating func take(_ node: TimerNode, now: Int64, clocks: ClockBinding.Readings? = nil) -> Fire {
@@ -177,7 +192,7 @@ extension ShardState {
         let node = fire.node
         guard node.era == self.era, node.state == .taken, node.epoch == fire.epoch, node.handler != nil
         else { return nil }
-        if let clock = node.clock, clock.schedule != nil, let occurrence = fire.occurrence {
+        if let clock = node.clock, clock.isCalendar, let occurrence = fire.occurrence {
             clock.anchor = occurrence  // A catch-up's latest occurrence is the one answered now.
         }
         node.count += 1
@@ -204,7 +219,7 @@ extension ShardState {
             next = node.deadline
             node.isRescheduled = false
             self.retarget(node, to: next, now: now)
-        } else if let clock = node.clock, clock.schedule != nil {
+        } else if let clock = node.clock, clock.isCalendar {
             guard let upcoming, let occurrence = upcoming.next else {
                 // The schedule has no occurrence left: the timer ends as a fired one-shot does.
                 assert(upcoming != nil, "ShardState.complete: a calendar timer's schedule was not asked")

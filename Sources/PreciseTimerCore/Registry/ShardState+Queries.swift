@@ -22,7 +22,7 @@ extension ShardState {
         guard let node = self.node(id, hash: hash), let clock = node.clock, clock.kind == .wall else { return nil }
         switch node.state {
         case .pending, .taken:
-            guard clock.schedule != nil else { return clock.anchor }
+            guard clock.isCalendar else { return clock.anchor }
             switch clock.phase {
             case .occurrence, .stepped: return clock.anchor
             case .moved, .resumed: return nil  // Asked of the schedule when the timer comes due.

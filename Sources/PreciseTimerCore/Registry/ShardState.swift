@@ -281,7 +281,7 @@ package struct ShardState {
             node.deadline = saturatingAdd(now, node.deadline)  // At the clock's end: never fires.
             node.catchUp = 0
             self.retarget(node, to: node.deadline, now: now)
-            if let clock = node.clock, clock.schedule != nil {
+            if let clock = node.clock, clock.isCalendar {
                 // A calendar timer goes on with its schedule: the loop asks it at once.
                 clock.phase = .resumed
                 node.deadline = now

@@ -43,7 +43,8 @@ extension TimerCore {
             // shard hands over a timer only if it does not come after `head`, so after every
             // other shard's head.
             let (next, call, newHead, sparse) = self.withLockedShard(index) { registry in
-                let (next, call) = registry.nextOnLoop(now: now, notAfter: limit, isFresh: isFresh, seen: head)
+                let (next, call) = registry.nextOnLoop(
+                    now: now, notAfter: limit, isFresh: isFresh, seen: head, hinting: self.doorbell)
                 // Counted as it begins, under the lock, like a queue hop (see ``InFlightCalls``).
                 if call != nil { self.inFlight.enter() }
                 return (next, call, registry.peek(), registry.timers.isSparse)

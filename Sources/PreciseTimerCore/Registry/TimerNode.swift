@@ -252,7 +252,10 @@ package final class TimerNode: @unchecked Sendable {
 
     /// Whether the timer fires more than once: an interval, or a wall-clock schedule.
     @inline(__always)
-    package var repeats: Bool { self.interval > 0 || self.clock?.schedule != nil }
+    package var repeats: Bool {
+        guard let options = self.options else { return false }
+        return options.interval > 0 || options.clock?.isCalendar == true
+    }
 
     /// Gives the node its ID (and that ID's shard), before it is registered.
     @inline(__always)
