@@ -11,7 +11,7 @@
 /// sign bit flipped, above the sequence), so a level of an update is one load of the sibling,
 /// one comparison and two conditional moves: in a storm which shard wins is a coin toss, and a
 /// branch per level would be mispredicted half the time.
-final class LoopHeads: @unchecked Sendable {
+package final class LoopHeads: @unchecked Sendable {
     // Invariant: touched only by whatever drives the core, one call of `runDue` (or one handler
     // it calls) at a time: the loop thread, the alarm's serial queue, or a virtual `advance`.
     private let heads: UnsafeMutablePointer<ShardState.Head>
@@ -26,7 +26,7 @@ final class LoopHeads: @unchecked Sendable {
     var sparseTables: UInt64 = 0
 
     /// - Parameter count: The number of shards, a power of two, at least 2.
-    init(count: Int) {
+    package init(count: Int) {
         precondition(count >= 2 && count & (count - 1) == 0, "LoopHeads: a power of two, at least 2")
         self.count = count
         self.heads = .allocate(capacity: count)
@@ -57,7 +57,7 @@ final class LoopHeads: @unchecked Sendable {
         return UInt128(deadline) << 64 | UInt128(head.sequence)
     }
 
-    subscript(index: Int) -> ShardState.Head {
+    package subscript(index: Int) -> ShardState.Head {
         get { self.heads[index] }
         set {
             self.heads[index] = newValue
@@ -82,7 +82,7 @@ final class LoopHeads: @unchecked Sendable {
 
     /// The shard whose head comes first, and that head.
     @inline(__always)
-    func earliest() -> (index: Int, head: ShardState.Head) {
+    package func earliest() -> (index: Int, head: ShardState.Head) {
         let best = self.winners[1]
         return (best, self.heads[best])
     }
