@@ -119,6 +119,33 @@ struct GeneratedIDHashTests {
         table.removeAll { _ in }
     }
 
+    @Test("the table removes a node by identity: a twin under the same ID removes nothing")
+    func removalByIdentity() throws {
+        let table = TimerTable()
+        var nodes: [TimerNode] = []
+        for name in (1...3_000).map({ $0 % 3 == 0 ? TimerID("chosen-\($0)") : TimerID(generatedNumber: UInt64($0)) }) {
+            let node = TimerNode(id: name, deadline: 0, interval: 0, options: .init()) { _ in }
+            node.name(node.id)
+            #expect(table.insert(node, hash: node.hash) == nil)
+            nodes.append(node)
+        }
+        for node in nodes.prefix(100) {
+            let twin = TimerNode(id: node.id, deadline: 0, interval: 0, options: .init()) { _ in }
+            twin.name(twin.id)
+            #expect(table.remove(twin, hash: twin.hash) == nil)
+        }
+        #expect(table.count == 3_000)
+        for node in nodes where node.id.rawValue.hasSuffix("5") {
+            #expect(table.remove(node, hash: node.hash) === node)
+            #expect(table.remove(node, hash: node.hash) == nil)
+        }
+        for node in nodes {
+            let removed = node.id.rawValue.hasSuffix("5")
+            #expect((table.find(node.id, hash: node.hash) === node) == !removed)
+        }
+        table.removeAll { _ in }
+    }
+
     @Test("on a service: cancel by a generated ID's string, and its non-canonical twin cancels nothing")
     func onAService() throws {
         let timers = TestTimerService()

@@ -284,7 +284,7 @@ extension ShardState {
     /// Ends a registered timer that is not in the heap (taken or running): it leaves the
     /// registry, and its handler is returned for the caller to release outside the lock.
     mutating func endTaken(_ node: TimerNode, shrinkingTable: Bool = true) -> (@Sendable (Tick) -> Void)? {
-        self.timers.remove(node.id, hash: node.hash, shrinking: shrinkingTable)
+        self.timers.remove(node, hash: node.hash, shrinking: shrinkingTable)
         self.forget(node)
         node.state = .ended
         return Self.moveHandler(out: node)

@@ -121,6 +121,22 @@ package final class TimerTable {
         self.index(of: id, hash: hash).map { self.remove(at: $0, shrinking: shrinking) }
     }
 
+    /// Removes `node` itself, registered under `hash`: found by identity, so no ID is copied or
+    /// compared (the loop ending a one-shot it fired holds the node already). Returns it (nil if
+    /// the table does not hold it).
+    ///
+    /// - Parameter shrinking: As for ``remove(_:hash:shrinking:)``.
+    @discardableResult
+    package func remove(_ node: TimerNode, hash: UInt64, shrinking: Bool = true) -> TimerNode? {
+        let target = Unmanaged.passUnretained(node).toOpaque()
+        var index = Int(truncatingIfNeeded: hash) & self.mask
+        while let held = self.slots[index].node {
+            if held.toOpaque() == target { return self.remove(at: index, shrinking: shrinking) }
+            index = (index + 1) & self.mask
+        }
+        return nil
+    }
+
     /// Whether the table is sparse (less than an eighth full, above its smallest size): a removal
     /// that shrinks would have shrunk it.
     package var isSparse: Bool {
