@@ -81,6 +81,36 @@ extension ShardState {
         }
     }
 
+    /// The loop's common case in one step: when the next timer in firing order is a plain
+    /// one-shot (no ``TimerNode/Options``: on the loop, on the monotonic clock, no tolerance) and
+    /// is due, takes it, begins its call and ends it, as ``nextOnLoop(now:notAfter:isFresh:seen:hinting:)``
+    /// would through ``next(now:notAfter:isFresh:seen:)``, ``take(_:now:clocks:)`` and
+    /// ``begin(_:onLoop:)``, without building a ``Fire``, a ``Next`` and a ``Call`` to move
+    /// between them. Returns `nil` for any other timer, or when none is due: the loop then goes
+    /// the general way, and nothing changed here that the general way would not change too
+    /// (early entries filed again, a due run gathered).
+    @inline(__always)
+    package mutating func nextPlainOnLoop(
+        now: Int64, notAfter limit: Int64, seen: Head, hinting driver: any TimerDriver
+    ) -> PlainFire? {
+        self.settleHead()
+        guard let entry = self.heap.min, entry.deadline <= now, entry.deadline <= limit,
+            !(seen < Head(deadline: entry.deadline, sequence: entry.sequence)),
+            entry.node._withUnsafeGuaranteedRef({
+                // A pending node of this era always has its handler (only an end takes it).
+                $0.options == nil && $0.era == self.era && $0.state == .pending && $0.handlerAddress != 0
+            })
+        else { return nil }
+        self.heap.gatherDue(notAfter: min(now, limit))
+        let node = self.heap.removeMin()!
+        self.prefetchRun(driver)
+        self.loopLooksAt = .running
+        node.count = 1
+        self.timers.remove(node, hash: node.hash, shrinking: false)
+        node.state = .ended
+        return PlainFire(node: node, handler: Self.moveStoredHandler(out: node)!)
+    }
+
     /// While the heap serves a due run, starts loading what this shard's next fires touch: the
     /// run's entries a few places on, the node after next (its two or three cache lines), and,
     /// from the next node (loaded by the previous call), its table slot and its handler's

@@ -52,6 +52,16 @@ package struct ShardState {
         package let count: UInt64
     }
 
+    /// A plain one-shot the loop took, began and ended in one step under the lock
+    /// (``nextPlainOnLoop(now:notAfter:seen:hinting:)``): its call begins now.
+    package struct PlainFire {
+        /// The node, ended and out of the registry: the loop's reference, released after the
+        /// call, outside the lock. Its ID, deadline and sequence make the tick.
+        package let node: TimerNode
+        /// The handler, moved out of the node.
+        package let handler: TimerNode.StoredHandler
+    }
+
     package enum Next {
         /// Run this timer: ``begin(_:onLoop:)``, call the handler, then (repeating) ``complete(_:firedAt:now:)``.
         case fire(Fire)

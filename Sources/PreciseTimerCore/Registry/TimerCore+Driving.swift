@@ -42,16 +42,34 @@ extension TimerCore {
             // What the loop saw of this shard may have been cancelled or moved later since: the
             // shard hands over a timer only if it does not come after `head`, so after every
             // other shard's head.
-            let (next, call, newHead, sparse) = self.withLockedShard(index) { registry in
-                let (next, call) = registry.nextOnLoop(
-                    now: now, notAfter: limit, isFresh: isFresh, seen: head, hinting: self.doorbell)
+            // A plain one-shot (most of a storm) is taken and begun in one step; anything else
+            // goes the general way, under the same lock. What it takes is written out here, not
+            // returned: a large result crosses the lock's generic `withLock` by copy.
+            var plain: ShardState.PlainFire? = nil
+            var next = ShardState.Next.idle(nil)
+            var call: ShardState.Call? = nil
+            let (newHead, sparse) = self.withLockedShard(index) { registry in
                 // Counted as it begins, under the lock, like a queue hop (see ``InFlightCalls``).
-                if call != nil { self.inFlight.enter() }
-                return (next, call, registry.peek(), registry.timers.isSparse)
+                if let taken = registry.nextPlainOnLoop(now: now, notAfter: limit, seen: head, hinting: self.doorbell) {
+                    self.inFlight.enter()
+                    plain = consume taken
+                } else {
+                    (next, call) = registry.nextOnLoop(
+                        now: now, notAfter: limit, isFresh: isFresh, seen: head, hinting: self.doorbell)
+                    if call != nil { self.inFlight.enter() }
+                }
+                return (registry.peek(), registry.timers.isSparse)
             }
             self.heads[index] = newHead
             if sparse { self.heads.sparseTables |= 1 << UInt64(index) }
             isFresh = false
+            if let plain = plain.take() {
+                woke = true
+                self.doorbell.prefetch(address: self.heads.earliest().head.address)
+                now = self.invoke(plain, shard: index)
+                self.inFlight.leave()
+                continue
+            }
             // Consumed, not copied: a copy of a fire retains and releases its node, two atomic
             // operations per fire of a storm.
             guard case .fire(var taken) = consume next else { continue }  // The head had gone stale.
@@ -237,6 +255,24 @@ extension TimerCore {
             self.wakeLoop(for: shard, deadline: deadline)
         }
         return now
+    }
+
+    /// Calls a plain one-shot's handler (see ``ShardState/nextPlainOnLoop(now:notAfter:seen:hinting:)``)
+    /// and lets go of it and of the node once it returns, outside every lock, as
+    /// ``invoke(_:for:onLoop:)`` does for a one-shot. Returns the instant the call began.
+    @inline(__always)
+    func invoke(_ plain: consuming ShardState.PlainFire, shard index: Int) -> Int64 {
+        self.shards[index].assertNotHeld()  // No lock around user code.
+        let node = plain.node
+        let firedAt = self.doorbell.now()
+        self.instruments.willCall(plainScheduledAt: node.deadline, firedAt: firedAt)
+        plain.handler.body(
+            Tick(
+                id: node.id, count: 1, missed: 0, scheduledAt: MonotonicInstant(nanoseconds: node.deadline),
+                firedAt: MonotonicInstant(nanoseconds: firedAt), generation: node.sequence, wallClockDeadline: nil,
+                tolerance: .zero))
+        self.instruments.didCallOnLoop(node, firedAt: firedAt, clock: self.doorbell)
+        return firedAt
     }
 
     /// The earliest deadline of a pending (not paused) timer, if any: a pure read, shard by shard

@@ -170,6 +170,16 @@ package final class TimerNode: @unchecked Sendable {
         }
     }
 
+    /// The handler's function pointer as a number (0 without a handler), read the way
+    /// ``handlerContextAddress`` is: testing ``storedHandler`` for `nil` could copy it, a retain
+    /// and a release of its context. Read under the shard's lock.
+    @inline(__always)
+    package var handlerAddress: UInt {
+        withUnsafeMutablePointer(to: &self.storedHandler) {
+            UnsafeRawPointer($0).load(as: UInt.self)
+        }
+    }
+
     private static let namedBySequenceBit: UInt8 = 0x10
     private static let calledOnceBit: UInt8 = 0x20
     private static let pauseWhenDoneBit: UInt8 = 0x40

@@ -86,6 +86,15 @@ package final class TimerInstruments: Sendable {
             missed: fire.missed, ended: !fire.node.repeats)
     }
 
+    /// ``willCall(_:firedAt:)`` for a plain one-shot (``ShardState/PlainFire``): no tolerance,
+    /// no missed ticks, and the call ends it.
+    @inline(__always)
+    package func willCall(plainScheduledAt scheduledAt: Int64, firedAt: Int64) {
+        guard let metrics = self.metrics else { return }
+        let lateness = max(0, firedAt - scheduledAt)
+        metrics.timerFired(latenessNanoseconds: lateness, excessLatenessNanoseconds: lateness, missed: 0, ended: true)
+    }
+
     /// The handler returned: log missed ticks and a stall now, after the call, so logging never
     /// delays a handler.
     ///
@@ -96,10 +105,19 @@ package final class TimerInstruments: Sendable {
         if fire.missed > 0 {
             self.logMissedTicks(fire, firedAt: firedAt)
         }
-        if let threshold = self.stallThreshold, fire.node.queue == nil {
+        if fire.node.queue == nil {
+            self.didCallOnLoop(fire.node, firedAt: firedAt, clock: clock)
+        }
+    }
+
+    /// ``didCall(_:firedAt:clock:)`` for a handler that ran on the loop and missed no tick:
+    /// the stall warning alone.
+    @inline(__always)
+    package func didCallOnLoop(_ node: TimerNode, firedAt: Int64, clock: any TimerDriver) {
+        if let threshold = self.stallThreshold {
             let returnedAt = clock.now()
             if returnedAt - firedAt > threshold {
-                self.logStall(fire, ran: returnedAt - firedAt, threshold: threshold, at: returnedAt)
+                self.logStall(node.id, ran: returnedAt - firedAt, threshold: threshold, at: returnedAt)
             }
         }
     }
@@ -117,10 +135,10 @@ package final class TimerInstruments: Sendable {
         self.logger.debug("Timer missed ticks", metadata: metadata)
     }
 
-    private func logStall(_ fire: ShardState.Fire, ran: Int64, threshold: Int64, at now: Int64) {
+    private func logStall(_ id: TimerID, ran: Int64, threshold: Int64, at now: Int64) {
         guard let suppressed = self.stallLines.admit(at: now) else { return }
         var metadata: Logger.Metadata = [
-            "timer.id": "\(fire.node.id)",
+            "timer.id": "\(id)",
             "timer.duration": "\(Duration.nanoseconds(ran))",
             "timer.threshold": "\(Duration.nanoseconds(threshold))",
         ]
