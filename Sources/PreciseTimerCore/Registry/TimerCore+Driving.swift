@@ -16,7 +16,16 @@ extension TimerCore {
     package func runDue(notAfter limit: Int64 = .max) -> Outcome {
         self.sleepsUntil.store(.min, ordering: .sequentiallyConsistent)  // Running: pushes need not ring.
         var woke = false
-        defer { if woke { self.wokeUp() } }
+        // Calls on the loop are counted in flight (``InFlightCalls``) once per pass, not once
+        // each: the first as it begins, under its shard's lock, and the count is let go when the
+        // pass returns, so it covers every later call of the pass, two atomic operations a pass
+        // instead of two a call. Once the registry is closed no call begins, so the count still
+        // only goes up under a lock as a call begins.
+        var counted = false
+        defer {
+            if counted { self.inFlight.leave() }
+            if woke { self.wokeUp() }
+        }
         // The last clock reading, and whether it was taken for the fire about to be served (no
         // fire has used it yet). A head due by it is due now.
         var now = Int64.min
@@ -49,14 +58,16 @@ extension TimerCore {
             var next = ShardState.Next.idle(nil)
             var call: ShardState.Call? = nil
             let (newHead, sparse) = self.withLockedShard(index) { registry in
-                // Counted as it begins, under the lock, like a queue hop (see ``InFlightCalls``).
                 if let taken = registry.nextPlainOnLoop(now: now, notAfter: limit, seen: head, hinting: self.doorbell) {
-                    self.inFlight.enter()
                     plain = consume taken
                 } else {
                     (next, call) = registry.nextOnLoop(
                         now: now, notAfter: limit, isFresh: isFresh, seen: head, hinting: self.doorbell)
-                    if call != nil { self.inFlight.enter() }
+                }
+                // Counted as it begins, under the lock, like a queue hop (see `counted`).
+                if !counted, plain != nil || call != nil {
+                    self.inFlight.enter()
+                    counted = true
                 }
                 return (registry.peek(), registry.timers.isSparse)
             }
@@ -67,7 +78,6 @@ extension TimerCore {
                 woke = true
                 self.doorbell.prefetch(address: self.heads.earliest().head.address)
                 now = self.invoke(plain, shard: index)
-                self.inFlight.leave()
                 continue
             }
             // Consumed, not copied: a copy of a fire retains and releases its node, two atomic
@@ -81,12 +91,14 @@ extension TimerCore {
                     let fire = taken
                     let call = self.withLockedShard(index) { registry -> ShardState.Call? in
                         let call = registry.begin(fire)
-                        if call != nil { self.inFlight.enter() }
+                        if !counted, call != nil {
+                            self.inFlight.enter()
+                            counted = true
+                        }
                         return call
                     }
                     guard let call else { continue }
                     now = self.invoke(call, for: fire, onLoop: true)
-                    self.inFlight.leave()
                     continue
                 }
             }
@@ -101,7 +113,6 @@ extension TimerCore {
                 }
             } else if let call {
                 now = self.invoke(call, for: fire, onLoop: true)
-                self.inFlight.leave()
             }
         }
         return .batchLimitReached

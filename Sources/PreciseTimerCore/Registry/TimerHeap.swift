@@ -475,23 +475,43 @@ package struct TimerHeap {
             for index in 0..<count { buffer[index] = (0, 0) }
             initialized = count
         }
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: 257) { counts in
-            var shift: UInt64 = 0
-            while shift < UInt64(deadlineBits + sequenceBits) {
+        // Every digit's counts in one read of the keys (8 digits at most, 256 counts each); a
+        // digit whose values all fall in one bucket (the high bits of a storm's deadlines) moves
+        // nothing and is skipped.
+        let digits = (deadlineBits + sequenceBits + 7) / 8
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 8 * 256) { counts in
+            counts.initialize(repeating: 0)
+            keyed.withUnsafeBufferPointer { source in
+                for item in source {
+                    var key = item.key
+                    for digit in 0..<digits {
+                        counts[digit &* 256 &+ Int(truncatingIfNeeded: key & 0xFF)] &+= 1
+                        key &>>= 8
+                    }
+                }
+            }
+            for digit in 0..<digits {
+                let base = digit &* 256
+                let shift = UInt64(digit &* 8)
+                var start = 0
+                var moves = false
+                for bucket in base..<base &+ 256 {
+                    let inBucket = counts[bucket]
+                    if inBucket != 0, inBucket != count { moves = true }
+                    counts[bucket] = start
+                    start &+= inBucket
+                }
+                guard moves else { continue }
                 keyed.withUnsafeBufferPointer { source in
                     spare.withUnsafeMutableBufferPointer { target in
-                        for digit in 0...256 { counts[digit] = 0 }
-                        for item in source { counts[Int((item.key >> shift) & 0xFF) + 1] += 1 }
-                        for digit in 1...256 { counts[digit] += counts[digit - 1] }
                         for item in source {
-                            let digit = Int((item.key >> shift) & 0xFF)
-                            target[counts[digit]] = item
-                            counts[digit] += 1
+                            let bucket = base &+ Int(truncatingIfNeeded: (item.key &>> shift) & 0xFF)
+                            target[counts[bucket]] = item
+                            counts[bucket] &+= 1
                         }
                     }
                 }
                 swap(&keyed, &spare)
-                shift += 8
             }
         }
         return ContiguousArray<RunEntry>(unsafeUninitializedCapacity: count) { buffer, initialized in

@@ -8,17 +8,21 @@ import Dispatch
 /// ``ShardState/begin(_:onLoop:)``: once the registry is closed no call can begin, so from then on
 /// the count only goes down, and reaching zero means every call has returned. A fire still
 /// waiting in its queue is not counted: it can no longer begin, and it never runs its handler.
+/// The loop counts its own calls once per pass (``TimerCore/runDue(notAfter:)``): the first as
+/// it begins, under the lock, and the count is let go as the pass returns, so it covers the
+/// pass's later calls too.
 package final class InFlightCalls: Sendable {
     private let group = DispatchGroup()
 
     package init() {}
 
-    /// A call begins. Cheap and non-blocking (one atomic add): it runs under the registry's lock.
+    /// A call (or the loop's pass of calls) begins. Cheap and non-blocking (one atomic add): it
+    /// runs under the registry's lock.
     func enter() {
         self.group.enter()
     }
 
-    /// The call returned.
+    /// The call (or the loop's pass) returned.
     func leave() {
         self.group.leave()
     }
