@@ -39,7 +39,7 @@ package final class LoopHeads: @unchecked Sendable {
             self.winners[count + shard] = shard
         }
         for node in stride(from: count - 1, through: 1, by: -1) {
-            self.winners[node] = self.winners[2 * node]  // All heads are `.none`: the left one wins.
+            self.winners[node] = self.winners[2 * node]  // All heads are `.none`: any one wins.
         }
     }
 
@@ -67,8 +67,9 @@ package final class LoopHeads: @unchecked Sendable {
             while position > 1 {
                 let sibling = position ^ 1
                 let siblingKey = self.keys[sibling]
-                // Ties (only between shards without timers) go to the left child, as a scan would.
-                let siblingWins = sibling < position ? siblingKey <= key : siblingKey < key
+                // Equal keys are equal heads (no two timers share a sequence): only shards without
+                // timers tie, and which of them wins does not matter.
+                let siblingWins = siblingKey < key
                 // The winning child is picked by a conditional move and read by its position, not
                 // by branch (see the type's comment).
                 let chosen = siblingWins ? sibling : position

@@ -102,11 +102,13 @@ extension ShardState {
             })
         else { return nil }
         self.heap.gatherDue(notAfter: min(now, limit))
-        let node = self.heap.removeMin()!
+        // The table's reference becomes the fire's: no retain and release in between.
+        let node = self.heap.removeMinUnretained()!._withUnsafeGuaranteedRef {
+            self.timers.remove($0, hash: $0.hash, shrinking: false)!
+        }
         self.prefetchRun(driver)
         self.loopLooksAt = .running
         node.count = 1
-        self.timers.remove(node, hash: node.hash, shrinking: false)
         node.state = .ended
         return PlainFire(node: node, handler: Self.moveStoredHandler(out: node)!)
     }

@@ -170,6 +170,13 @@ package struct TimerHeap {
     /// (still owned by the table).
     @discardableResult
     package mutating func removeMin() -> TimerNode? {
+        self.removeMinUnretained()?.takeUnretainedValue()
+    }
+
+    /// ``removeMin()``, the node unretained (the table still owns it): for a caller that takes
+    /// the table's reference next, with no retain and release in between.
+    @inline(__always)
+    package mutating func removeMinUnretained() -> Unmanaged<TimerNode>? {
         defer { self.refillIfDrained() }
         if self.runStart < self.run.count, self.entries.isEmpty || !(self.entries[0] < self.run[self.runStart].entry) {
             return self.removeFromRun(at: self.runStart)
@@ -375,9 +382,9 @@ package struct TimerHeap {
 
     /// Takes the run's entry at `index` out (it is live); returns its node.
     @discardableResult
-    private mutating func removeFromRun(at index: Int) -> TimerNode {
-        let node = self.run[index].entry.node.takeUnretainedValue()
-        node.heapIndex = -1
+    private mutating func removeFromRun(at index: Int) -> Unmanaged<TimerNode> {
+        let node = self.run[index].entry.node
+        node._withUnsafeGuaranteedRef { $0.heapIndex = -1 }
         self.run[index].isLive = false
         self.runCount -= 1
         while self.runStart < self.run.count, !self.run[self.runStart].isLive {
@@ -571,10 +578,10 @@ package struct TimerHeap {
 
     /// Removes the entry at `index`: the last entry takes its place and sifts to where it belongs.
     @discardableResult
-    private mutating func remove(at index: Int) -> TimerNode {
+    private mutating func remove(at index: Int) -> Unmanaged<TimerNode> {
         let removedEntry = self.entries[index]
-        let removed = removedEntry.node.takeUnretainedValue()
-        removed.heapIndex = -1
+        let removed = removedEntry.node
+        removed._withUnsafeGuaranteedRef { $0.heapIndex = -1 }
         let last = self.entries.removeLast()
         Self.fitIfSparse(&self.entries)
         if index < self.entries.count {
