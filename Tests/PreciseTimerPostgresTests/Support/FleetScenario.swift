@@ -112,6 +112,10 @@ enum FleetScenario {
         /// started after this second. A database stall (an fsync on a loaded disk) does this;
         /// reported, not failed.
         var droppedBehindASlowClaim = 0
+        /// Required seconds no replica claimed because every replica up for it was still running
+        /// the unit's command for an earlier second (a unit never overlaps itself): the command
+        /// itself was slow, as `true` is when the machine is starved. Reported, not failed.
+        var droppedBehindASlowRun = 0
         var catchUpsAfterFullStop = 0
         /// Catch-ups a restarted replica ran while others were up: an occurrence it claimed at its
         /// start just before the others did (allowed: it still ran once).
@@ -127,6 +131,7 @@ enum FleetScenario {
             self.lost += other.lost
             self.lostToAKillInsideTheClaim += other.lostToAKillInsideTheClaim
             self.droppedBehindASlowClaim += other.droppedBehindASlowClaim
+            self.droppedBehindASlowRun += other.droppedBehindASlowRun
             self.catchUpsAfterFullStop += other.catchUpsAfterFullStop
             self.catchUpsWhileOthersRan += other.catchUpsWhileOthersRan
             self.lateness += other.lateness
@@ -143,6 +148,7 @@ enum FleetScenario {
             return "runs=\(self.runs) required=\(self.required) doubles=\(self.doubles) lost=\(self.lost) "
                 + "lost-to-a-kill-inside-the-claim=\(self.lostToAKillInsideTheClaim) "
                 + "dropped-behind-a-slow-claim=\(self.droppedBehindASlowClaim) "
+                + "dropped-behind-a-slow-run=\(self.droppedBehindASlowRun) "
                 + "catch-ups-after-full-stop=\(self.catchUpsAfterFullStop) "
                 + "catch-ups-while-others-ran=\(self.catchUpsWhileOthersRan) "
                 + "start-minus-occurrence p50=\(percentile(0.5)) p99=\(percentile(0.99)) "
@@ -153,8 +159,9 @@ enum FleetScenario {
     /// The checks: no occurrence run twice; every second some replica was up for (ready at the
     /// occurrence, killed no sooner than a second after it) claimed, and run unless a kill fell
     /// inside its claim (or, unclaimed, dropped while every replica still waited for an earlier
-    /// claim: see `droppedBehindASlowClaim`); after the full stop exactly one catch-up, of the
-    /// latest missed second.
+    /// claim or ran an earlier second's command: see `droppedBehindASlowClaim` and
+    /// `droppedBehindASlowRun`); after the full stop exactly one catch-up, of the latest missed
+    /// second.
     ///
     /// The catch-up after the full stop is recognised by its occurrence, not by example-cron's
     /// `catch-up` mark (an occurrence before the runner's start, which a second boundary between
@@ -193,6 +200,25 @@ enum FleetScenario {
             figures.problems.append("run twice: \(seen.filter { $0.value > 1 }.keys.sorted())")
         }
 
+        // Each replica's runs as spans from their start to their end: its output's `done` lines
+        // give their durations, in the order of its runs in the log; a run without one was cut
+        // short by the replica's kill.
+        var spans: [pid_t: [(start: Int64, end: Int64)]] = [:]
+        for replica in timeline.replicas {
+            let durations = ((try? TestFiles.read(replica.output)) ?? "").split(separator: "\n")
+                .filter { $0.hasPrefix("done ") }
+                .compactMap { line in
+                    line.split(separator: " ").first { $0.hasPrefix("duration=") }
+                        .flatMap { Double($0.dropFirst("duration=".count).dropLast()) }
+                }
+            let starts = runs.filter { $0.replica.pid == replica.pid }.map(\.start)
+            spans[replica.pid] = starts.enumerated().map { index, start in
+                let end =
+                    index < durations.count ? start + Int64(durations[index] * 1e9) : replica.killed ?? timeline.end
+                return (start, end)
+            }
+        }
+
         // Required: whole seconds at which some replica was ready, and not killed for a second after.
         let readies = timeline.replicas.compactMap(\.ready)
         guard let first = readies.min() else {
@@ -202,11 +228,11 @@ enum FleetScenario {
         var occurrence = (first / Self.second + 1) * Self.second
         var missing: [Int64] = []
         while occurrence < timeline.end {
-            let covered = timeline.replicas.contains { replica in
+            let covering = timeline.replicas.filter { replica in
                 guard let ready = replica.ready, ready <= occurrence else { return false }
                 return (replica.killed ?? timeline.end) >= occurrence + Self.second
             }
-            if covered {
+            if !covering.isEmpty {
                 figures.required += 1
                 if seen[occurrence] == nil {
                     let killedInside = timeline.replicas.contains { replica in
@@ -216,10 +242,15 @@ enum FleetScenario {
                     let behindASlowClaim = runs.contains { run in
                         !run.catchUp && run.occurrence < occurrence && run.start > occurrence
                     }
+                    let behindASlowRun = covering.allSatisfy { replica in
+                        spans[replica.pid, default: []].contains { $0.start <= occurrence && $0.end > occurrence }
+                    }
                     if claimed.contains(occurrence) && killedInside {
                         figures.lostToAKillInsideTheClaim += 1
                     } else if !claimed.contains(occurrence) && behindASlowClaim {
                         figures.droppedBehindASlowClaim += 1
+                    } else if !claimed.contains(occurrence) && behindASlowRun {
+                        figures.droppedBehindASlowRun += 1
                     } else {
                         figures.lost += 1
                         missing.append(occurrence)
