@@ -44,26 +44,19 @@ struct FleetCheckTests {
         return FleetScenario.check(log: log, claimed: claimed, timeline: timeline)
     }
 
-    @Test("an unclaimed second while every replica ran an earlier second's command is dropped, not lost")
-    func droppedBehindASlowRun() throws {
-        // Second 3 is nobody's: replica 0 runs second 2's command for 1.9 s, replica 1 second 1's for 2.5 s.
+    /// Second 3 is nobody's: replica 0 runs second 2's command for 1.9 s, replica 1 second 1's
+    /// for `duration`. Both still running at second 3: dropped behind a slow run; replica 1 done
+    /// by then (idle at second 3): lost.
+    @Test(
+        "an unclaimed second is dropped when every replica ran an earlier second's command, lost when one was idle",
+        arguments: [("2.500s", 0, 1), ("0.500s", 1, 0)])
+    func unclaimedSecond(duration: String, lost: Int, dropped: Int) throws {
         let figures = try Self.check([
             [(0, 2_000_000, "0.010s"), (2, 3_000_000, "1.900s"), (4, 1_000_000, "0.010s")],
-            [(1, 5_000_000, "2.500s")],
+            [(1, 5_000_000, duration)],
         ])
-        #expect(figures.lost == 0)
-        #expect(figures.droppedBehindASlowRun == 1)
-        #expect(figures.problems.filter { $0.hasPrefix("lost") }.isEmpty)
-    }
-
-    @Test("an unclaimed second while a replica was idle is lost")
-    func lostWhileAReplicaWasIdle() throws {
-        // As above, but replica 1's command ended in 0.5 s: it was idle at second 3.
-        let figures = try Self.check([
-            [(0, 2_000_000, "0.010s"), (2, 3_000_000, "1.900s"), (4, 1_000_000, "0.010s")],
-            [(1, 5_000_000, "0.500s")],
-        ])
-        #expect(figures.lost == 1)
-        #expect(figures.droppedBehindASlowRun == 0)
+        #expect(figures.lost == lost)
+        #expect(figures.droppedBehindASlowRun == dropped)
+        #expect(figures.problems.filter { $0.hasPrefix("lost \(Self.base / Self.second + 3):") }.count == lost)
     }
 }

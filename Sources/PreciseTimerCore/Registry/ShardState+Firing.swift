@@ -130,10 +130,7 @@ extension ShardState {
         if let after = self.heap.runNode(ahead: 1) {
             driver.prefetch(node: UInt(bitPattern: after.toOpaque()))
         }
-        next._withUnsafeGuaranteedRef { node in
-            driver.prefetch(address: self.timers.slotAddress(hash: node.hash))
-            driver.prefetch(address: node.handlerContextAddress)
-        }
+        next._withUnsafeGuaranteedRef { driver.prefetch(handlerOf: $0, slotIn: self.timers) }
     }
 
     /// The loop looks at this shard: returns the earliest pending timer (``Head/none`` when none is pending). Until the next `peek`, a
