@@ -54,6 +54,8 @@ public final class PreciseTimer: TimerCoreService {
     /// The configuration the service was created with.
     public let configuration: Configuration
     package let core: TimerCore
+    /// ``core``, unretained (see ``TimerCoreService/coreReference``).
+    package var coreReference: Unmanaged<TimerCore> { .passUnretained(self.core) }
     package let units: TimerUnitTable
     let engine: LibeventEngine
 

@@ -32,6 +32,8 @@ import PreciseTimerCore
 /// refuses to run in a process other than the one that created it.
 public final class DispatchReferenceTimer: TimerCoreService {
     package let core: TimerCore
+    /// ``core``, unretained (see ``TimerCoreService/coreReference``).
+    package var coreReference: Unmanaged<TimerCore> { .passUnretained(self.core) }
     package let units: TimerUnitTable
     private let alarm: DispatchAlarm
 

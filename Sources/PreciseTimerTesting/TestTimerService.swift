@@ -32,6 +32,8 @@ import PreciseTimerCore
 public final class TestTimerService: TimerCoreService {
     private let clock: ManualDriver
     package let core: TimerCore
+    /// ``core``, unretained (see ``TimerCoreService/coreReference``).
+    package var coreReference: Unmanaged<TimerCore> { .passUnretained(self.core) }
     package let units: TimerUnitTable
     private let advancing = SemaphoreGuarded(false)
     /// The `WakeSystem=` alarms made for units, by unit ID (the latest for each).
