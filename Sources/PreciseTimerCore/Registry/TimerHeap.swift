@@ -36,7 +36,7 @@
 /// heap for every caller: ``min``, ``removeMin()``, ``remove(_:)``, ``count`` and
 /// ``forEachEntry(_:)`` see both.
 package struct TimerHeap {
-    package struct Entry {
+    package struct Entry: BitwiseCopyable {
         package var deadline: Int64
         package var sequence: UInt64
         package var node: Unmanaged<TimerNode>
@@ -55,13 +55,13 @@ package struct TimerHeap {
         var isLive = true
     }
 
-    private var entries: ContiguousArray<Entry> = []
+    private var entries: TierArray<Entry> = []
     /// The far tier: entries whose deadline is at or after ``farBound``, unordered. A node here
     /// holds its place as ``farIndex(_:)`` (-2 and below) in its ``TimerNode/heapIndex``.
     /// Invariants: every entry of the heap and the run is before `farBound`, every far entry at
     /// or after it (so the earliest entry is never here); the far tier is empty unless the heap
     /// or the run holds an entry; `farBound` is `.max` exactly when the far tier is empty.
-    private var far: ContiguousArray<Entry> = []
+    private var far: TierArray<Entry> = []
     private var farBound = Int64.max
     /// The heap's size at which ``split()`` moves its later entries to the far tier (raised after
     /// each split, so splitting is amortized O(1) per insert even when nothing can move).
@@ -266,12 +266,9 @@ package struct TimerHeap {
     /// Sparse (less than an eighth of its storage, above ``shrinkThreshold``): a copy that fits,
     /// so an array drained one timer at a time gives its peak memory back. Amortized O(1): as many
     /// removals came before.
-    private static func fitIfSparse(_ array: inout ContiguousArray<Entry>) {
+    private static func fitIfSparse(_ array: inout TierArray<Entry>) {
         guard array.capacity > Self.shrinkThreshold, array.count * 8 < array.capacity else { return }
-        var fitted = ContiguousArray<Entry>()
-        fitted.reserveCapacity(array.count * 2)
-        fitted.append(contentsOf: array)
-        array = fitted
+        array.shrink(toCapacity: array.count * 2)
     }
 
     /// A deadline such that about `wanted` of `entries` come before it, from an even sample of

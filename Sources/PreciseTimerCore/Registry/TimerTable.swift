@@ -37,19 +37,28 @@ package final class TimerTable {
     }
 
     /// Slots on 64-byte boundaries: a generated ID's group of four slots (see
-    /// ``TimerID/tableHash(generatedNumber:)``) is one cache line.
+    /// ``TimerID/tableHash(generatedNumber:)``) is one cache line. A large table's slots are
+    /// mapped (``PageMemory``), zero-filled: every slot empty.
     private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
-        let slots = UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<Slot>.stride, alignment: 64)
-            .bindMemory(to: Slot.self, capacity: capacity)
-        slots.initialize(repeating: Slot(hash: 0, node: nil), count: capacity)
+        let byteCount = capacity * MemoryLayout<Slot>.stride
+        let slots = PageMemory.allocate(byteCount: byteCount, alignment: 64).bindMemory(
+            to: Slot.self, capacity: capacity)
+        if !PageMemory.isZeroFilled(byteCount: byteCount) {
+            slots.initialize(repeating: Slot(hash: 0, node: nil), count: capacity)
+        }
         return slots
+    }
+
+    /// Gives back slots from ``allocate(_:)`` (the same `capacity`).
+    private static func deallocate(_ slots: UnsafeMutablePointer<Slot>, capacity: Int) {
+        PageMemory.deallocate(UnsafeMutableRawPointer(slots), byteCount: capacity * MemoryLayout<Slot>.stride)
     }
 
     deinit {
         for index in 0...self.mask {
             self.slots[index].node?.release()
         }
-        UnsafeMutableRawPointer(self.slots).deallocate()
+        Self.deallocate(self.slots, capacity: self.mask + 1)
     }
 
     /// The node registered under `id`, whose ``TimerID/tableHash`` is `hash`.
@@ -207,13 +216,13 @@ package final class TimerTable {
             while self.slots[index].node != nil { index = (index + 1) & self.mask }
             self.slots[index] = oldSlots[old]
         }
-        UnsafeMutableRawPointer(oldSlots).deallocate()
+        Self.deallocate(oldSlots, capacity: oldCapacity)
     }
 
     /// Hands the table's reference to each of its nodes over to the caller, who releases each
     /// exactly once, and frees the slots: the table is left empty, touching no node.
     package func abandonAll() {
-        UnsafeMutableRawPointer(self.slots).deallocate()
+        Self.deallocate(self.slots, capacity: self.mask + 1)
         self.slots = Self.allocate(Self.minimumCapacity)
         self.mask = Self.minimumCapacity - 1
         self.count = 0

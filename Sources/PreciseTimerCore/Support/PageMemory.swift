@@ -1,0 +1,245 @@
+import Glibc
+
+/// Memory for the registry's large buffers (ID tables, heap tiers): an anonymous mapping from the
+/// kernel at ``mappedBytes`` and above, `malloc` below.
+///
+/// Why not `malloc` for all of them: glibc consolidates its fast bins (`malloc_consolidate`)
+/// whenever a free leaves a free chunk of 64 KiB or more in an arena that holds fast chunks,
+/// walking every one. A storm fills the fast bins of the arena its timers came from with every node and
+/// closure it frees (100 000 of each for a storm of 100 000). The loop then shrinks the tables
+/// and heap tiers the storm drained, and each free of one of those buffers (grown in that arena
+/// by the callers) made it consolidate: 4–14 ms on the loop thread under a shard's lock and the
+/// arena's, while timers due just after the storm waited and callers' `malloc` stood still
+/// (`perf`; the storm probe's `tail`). A mapping is given back with `munmap`, which no arena
+/// sees.
+package enum PageMemory {
+    /// Buffers of at least this many bytes (a page) are mapped. Not only a free of 64 KiB (glibc's
+    /// `FASTBIN_CONSOLIDATION_THRESHOLD`) consolidates: the threshold is checked against the chunk
+    /// once merged with its free neighbours, so a free of a few KiB next to free memory does too
+    /// (`perf` showed it for a heap tier of 38 KiB). Below a page, `malloc`'s per-thread cache
+    /// takes most frees (up to 1 032 bytes) without merging anything.
+    package static let mappedBytes = 4096
+
+    /// `byteCount` bytes aligned to `alignment` (at most a page). A mapped buffer is zero-filled
+    /// (``isZeroFilled(byteCount:)``); a smaller one is uninitialized.
+    package static func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
+        guard byteCount >= Self.mappedBytes else {
+            return UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: alignment)
+        }
+        let mapped = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let mapped, mapped != MAP_FAILED else {
+            // As Swift's own allocations do when `malloc` fails.
+            fatalError("PreciseTimer: cannot map \(byteCount) bytes for the registry (errno \(errno))")
+        }
+        return mapped
+    }
+
+    /// Gives back what ``allocate(byteCount:alignment:)`` returned for the same `byteCount`.
+    package static func deallocate(_ pointer: UnsafeMutableRawPointer, byteCount: Int) {
+        guard byteCount >= Self.mappedBytes else {
+            pointer.deallocate()
+            return
+        }
+        let unmapped = munmap(pointer, byteCount)
+        precondition(unmapped == 0, "PreciseTimer: munmap of a registry buffer failed (errno \(errno))")
+    }
+
+    /// Moves what ``allocate(byteCount:alignment:)`` returned for `oldByteCount` into a buffer of
+    /// `newByteCount`, keeping the first `keptBytes`, and gives the old one back.
+    static func reallocate(
+        _ pointer: UnsafeMutableRawPointer, from oldByteCount: Int, to newByteCount: Int, keeping keptBytes: Int,
+        alignment: Int
+    ) -> UnsafeMutableRawPointer {
+        let fresh = Self.allocate(byteCount: newByteCount, alignment: alignment)
+        fresh.copyMemory(from: pointer, byteCount: keptBytes)
+        Self.deallocate(pointer, byteCount: oldByteCount)
+        return fresh
+    }
+
+    /// Whether a buffer of `byteCount` bytes comes zero-filled.
+    package static func isZeroFilled(byteCount: Int) -> Bool { byteCount >= Self.mappedBytes }
+}
+
+/// A growable array of plain values (a heap tier's entries) in ``PageMemory``: what
+/// `ContiguousArray` offers the heap, with storage that, once large, never goes through `malloc`.
+/// Copy-on-write, as `ContiguousArray` is.
+package struct TierArray<Element: BitwiseCopyable>: RandomAccessCollection, MutableCollection,
+    ExpressibleByArrayLiteral
+{
+    private final class Storage {
+        var base: UnsafeMutablePointer<Element>
+        var capacity: Int
+        var count = 0
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            self.base = PageMemory.allocate(byteCount: Self.bytes(capacity), alignment: MemoryLayout<Element>.alignment)
+                .bindMemory(to: Element.self, capacity: capacity)
+        }
+
+        deinit {
+            PageMemory.deallocate(UnsafeMutableRawPointer(self.base), byteCount: Self.bytes(self.capacity))
+        }
+
+        /// Gives the storage room for exactly `capacity` elements (at least `count`), in place.
+        func resize(to capacity: Int) {
+            self.base = PageMemory.reallocate(
+                UnsafeMutableRawPointer(self.base), from: Self.bytes(self.capacity), to: Self.bytes(capacity),
+                keeping: Self.bytes(self.count), alignment: MemoryLayout<Element>.alignment
+            ).bindMemory(to: Element.self, capacity: capacity)
+            self.capacity = capacity
+        }
+
+        static func bytes(_ capacity: Int) -> Int { capacity * MemoryLayout<Element>.stride }
+    }
+
+    /// `nil` until the first element: an empty array allocates nothing.
+    private var storage: Storage?
+
+    package init() {}
+
+    package init(arrayLiteral elements: Element...) {
+        self.append(contentsOf: elements)
+    }
+
+    package var startIndex: Int { 0 }
+    @inline(__always)
+    package var endIndex: Int { self.storage?.count ?? 0 }
+    /// The elements the storage holds without growing.
+    package var capacity: Int { self.storage?.capacity ?? 0 }
+
+    package subscript(index: Int) -> Element {
+        @inline(__always)
+        get {
+            precondition(index >= 0 && index < self.count, "TierArray: index out of range")
+            return self.storage.unsafelyUnwrapped.base[index]
+        }
+        @inline(__always)
+        set {
+            precondition(index >= 0 && index < self.count, "TierArray: index out of range")
+            self.makeUnique(minimumCapacity: 0)
+            self.storage.unsafelyUnwrapped.base[index] = newValue
+        }
+    }
+
+    /// Makes the storage this array's alone, with room for `minimumCapacity` elements.
+    @inline(__always)
+    private mutating func makeUnique(minimumCapacity: Int) {
+        if isKnownUniquelyReferenced(&self.storage), self.storage.unsafelyUnwrapped.capacity >= minimumCapacity {
+            return
+        }
+        self.grow(minimumCapacity: minimumCapacity)
+    }
+
+    /// Storage of its own with room for `minimumCapacity` elements, doubling (at least 16), as
+    /// `ContiguousArray` grows: storage this array alone holds is resized in place.
+    @inline(never)
+    private mutating func grow(minimumCapacity: Int) {
+        var capacity = Swift.max(16, self.capacity)
+        while capacity < minimumCapacity { capacity *= 2 }
+        if isKnownUniquelyReferenced(&self.storage) {
+            let storage = self.storage.unsafelyUnwrapped
+            if storage.capacity != capacity { storage.resize(to: capacity) }
+            return
+        }
+        let fresh = Storage(capacity: capacity)
+        if let old = self.storage {
+            fresh.base.update(from: old.base, count: old.count)
+            fresh.count = old.count
+        }
+        self.storage = fresh
+    }
+
+    /// Gives the storage back down to room for `capacity` elements (at least ``count``).
+    package mutating func shrink(toCapacity capacity: Int) {
+        precondition(capacity >= self.count, "TierArray: shrinking below the elements held")
+        guard capacity < self.capacity else { return }
+        guard capacity > 0 else {
+            self.storage = nil
+            return
+        }
+        guard isKnownUniquelyReferenced(&self.storage) else {
+            var fitted = TierArray()
+            fitted.reserveCapacity(capacity)
+            fitted.append(contentsOf: self)
+            self = fitted
+            return
+        }
+        self.storage.unsafelyUnwrapped.resize(to: capacity)
+    }
+
+    /// Makes room for `minimumCapacity` elements.
+    package mutating func reserveCapacity(_ minimumCapacity: Int) {
+        self.makeUnique(minimumCapacity: minimumCapacity)
+    }
+
+    @inline(__always)
+    package mutating func append(_ element: Element) {
+        if !isKnownUniquelyReferenced(&self.storage)
+            || self.storage.unsafelyUnwrapped.count == self.storage.unsafelyUnwrapped.capacity
+        {
+            self.grow(minimumCapacity: self.count + 1)
+        }
+        let storage = self.storage.unsafelyUnwrapped
+        (storage.base + storage.count).initialize(to: element)
+        storage.count += 1
+    }
+
+    package mutating func append<Elements: Collection>(contentsOf elements: Elements)
+    where Elements.Element == Element {
+        let count = self.count
+        let added = elements.count
+        guard added > 0 else { return }
+        self.makeUnique(minimumCapacity: count + added)
+        let storage = self.storage.unsafelyUnwrapped
+        var index = count
+        for element in elements {
+            (storage.base + index).initialize(to: element)
+            index += 1
+        }
+        storage.count = index
+    }
+
+    @discardableResult
+    @inline(__always)
+    package mutating func removeLast() -> Element {
+        precondition(!self.isEmpty, "TierArray: removeLast of an empty array")
+        self.makeUnique(minimumCapacity: 0)
+        let storage = self.storage.unsafelyUnwrapped
+        storage.count -= 1
+        return storage.base[storage.count]
+    }
+
+    package mutating func removeLast(_ k: Int) {
+        precondition(k >= 0 && k <= self.count, "TierArray: removeLast of more than the array holds")
+        guard k > 0 else { return }
+        self.makeUnique(minimumCapacity: 0)
+        self.storage.unsafelyUnwrapped.count -= k
+    }
+
+    @inline(__always)
+    package func withUnsafeBufferPointer<Result>(
+        _ body: (UnsafeBufferPointer<Element>) throws -> Result
+    ) rethrows
+        -> Result
+    {
+        guard let storage = self.storage else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return try withExtendedLifetime(storage) {
+            try body(UnsafeBufferPointer(start: storage.base, count: storage.count))
+        }
+    }
+
+    @inline(__always)
+    package mutating func withUnsafeMutableBufferPointer<Result>(
+        _ body: (inout UnsafeMutableBufferPointer<Element>) throws -> Result
+    ) rethrows -> Result {
+        guard self.storage != nil else {
+            var empty = UnsafeMutableBufferPointer<Element>(start: nil, count: 0)
+            return try body(&empty)
+        }
+        self.makeUnique(minimumCapacity: 0)
+        let storage = self.storage.unsafelyUnwrapped
+        var buffer = UnsafeMutableBufferPointer(start: storage.base, count: storage.count)
+        return try withExtendedLifetime(storage) { try body(&buffer) }
+    }
+}
