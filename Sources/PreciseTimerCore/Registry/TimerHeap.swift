@@ -365,7 +365,7 @@ package struct TimerHeap {
                 }
             }
         }
-        self.entries.append(contentsOf: self.far[low...])
+        self.entries.append(elementsOf: self.far, from: low)
         self.far.removeLast(self.far.count - low)
         if self.far.isEmpty {
             self.far = []

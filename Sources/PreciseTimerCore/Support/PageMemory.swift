@@ -102,11 +102,48 @@ package struct TierArray<Element: BitwiseCopyable>: RandomAccessCollection, Muta
         self.append(contentsOf: elements)
     }
 
+    // The collection's basics are written out rather than left to the protocols' defaults: in a
+    // debug build those run unspecialized and ask the runtime for `Range<Int>`'s prespecialized
+    // metadata on every call (`count` through `distance(from:to:)` and its range check), which
+    // takes a lock in the runtime; under ThreadSanitizer the suite crawled on it.
+
     package var startIndex: Int { 0 }
     @inline(__always)
     package var endIndex: Int { self.storage?.count ?? 0 }
+    @inline(__always)
+    package var count: Int { self.storage?.count ?? 0 }
+    @inline(__always)
+    package var isEmpty: Bool { self.count == 0 }
+    @inline(__always)
+    package var first: Element? { self.isEmpty ? nil : self.storage.unsafelyUnwrapped.base[0] }
+    @inline(__always)
+    package func index(after index: Int) -> Int { index + 1 }
+    @inline(__always)
+    package func index(before index: Int) -> Int { index - 1 }
+    @inline(__always)
+    package func index(_ index: Int, offsetBy distance: Int) -> Int { index + distance }
+    @inline(__always)
+    package func distance(from start: Int, to end: Int) -> Int { end - start }
     /// The elements the storage holds without growing.
     package var capacity: Int { self.storage?.capacity ?? 0 }
+
+    /// Iterates over the elements as they were when the iteration began (it holds the storage).
+    package struct Iterator: IteratorProtocol {
+        fileprivate let storage: AnyObject?
+        fileprivate let base: UnsafeMutablePointer<Element>?
+        fileprivate let count: Int
+        fileprivate var index = 0
+
+        package mutating func next() -> Element? {
+            guard self.index < self.count, let base = self.base else { return nil }
+            defer { self.index += 1 }
+            return base[self.index]
+        }
+    }
+
+    package func makeIterator() -> Iterator {
+        Iterator(storage: self.storage, base: self.storage?.base, count: self.count)
+    }
 
     package subscript(index: Int) -> Element {
         @inline(__always)
@@ -161,7 +198,7 @@ package struct TierArray<Element: BitwiseCopyable>: RandomAccessCollection, Muta
         guard isKnownUniquelyReferenced(&self.storage) else {
             var fitted = TierArray()
             fitted.reserveCapacity(capacity)
-            fitted.append(contentsOf: self)
+            fitted.append(elementsOf: self, from: 0)
             self = fitted
             return
         }
@@ -198,6 +235,21 @@ package struct TierArray<Element: BitwiseCopyable>: RandomAccessCollection, Muta
             index += 1
         }
         storage.count = index
+    }
+
+    /// Appends `other`'s elements from index `start` on (`append(contentsOf: other[start...])`,
+    /// in one copy).
+    package mutating func append(elementsOf other: TierArray, from start: Int) {
+        precondition(start >= 0 && start <= other.count, "TierArray: index out of range")
+        let added = other.count - start
+        guard added > 0 else { return }
+        let count = self.count
+        self.makeUnique(minimumCapacity: count + added)
+        let storage = self.storage.unsafelyUnwrapped
+        other.withUnsafeBufferPointer { source in
+            (storage.base + count).initialize(from: source.baseAddress.unsafelyUnwrapped + start, count: added)
+        }
+        storage.count = count + added
     }
 
     @discardableResult
