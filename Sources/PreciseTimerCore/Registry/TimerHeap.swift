@@ -41,6 +41,12 @@ package struct TimerHeap {
         package var sequence: UInt64
         package var node: Unmanaged<TimerNode>
 
+        package init(deadline: Int64, sequence: UInt64, node: Unmanaged<TimerNode>) {
+            self.deadline = deadline
+            self.sequence = sequence
+            self.node = node
+        }
+
         @inline(__always)
         static func < (lhs: Entry, rhs: Entry) -> Bool {
             FiringOrder.precedes((lhs.deadline, lhs.sequence), (rhs.deadline, rhs.sequence))
@@ -55,13 +61,13 @@ package struct TimerHeap {
         var isLive = true
     }
 
-    private var entries: TierArray<Entry> = []
+    private var entries: TierArray = []
     /// The far tier: entries whose deadline is at or after ``farBound``, unordered. A node here
     /// holds its place as ``farIndex(_:)`` (-2 and below) in its ``TimerNode/heapIndex``.
     /// Invariants: every entry of the heap and the run is before `farBound`, every far entry at
     /// or after it (so the earliest entry is never here); the far tier is empty unless the heap
     /// or the run holds an entry; `farBound` is `.max` exactly when the far tier is empty.
-    private var far: TierArray<Entry> = []
+    private var far: TierArray = []
     private var farBound = Int64.max
     /// The heap's size at which ``split()`` moves its later entries to the far tier (raised after
     /// each split, so splitting is amortized O(1) per insert even when nothing can move).
@@ -266,7 +272,7 @@ package struct TimerHeap {
     /// Sparse (less than an eighth of its storage, above ``shrinkThreshold``): a copy that fits,
     /// so an array drained one timer at a time gives its peak memory back. Amortized O(1): as many
     /// removals came before.
-    private static func fitIfSparse(_ array: inout TierArray<Entry>) {
+    private static func fitIfSparse(_ array: inout TierArray) {
         guard array.capacity > Self.shrinkThreshold, array.count * 8 < array.capacity else { return }
         array.shrink(toCapacity: array.count * 2)
     }
