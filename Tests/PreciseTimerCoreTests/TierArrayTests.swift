@@ -81,8 +81,10 @@ import Testing
         }
     }
 
-    /// Appending a slice of another array, reserving, and an empty array's buffer.
-    @Test func slicesReservesAndEmpty() {
+    /// Appending another array's tail, reserving, shrinking, a literal, and an empty array's buffer.
+    @Test func tailsReservesAndEmpty() {
+        let literal: TierArray = [Self.entry(7), Self.entry(8)]
+        #expect(Self.values(literal) == [7, 8])
         var source = TierArray()
         for value in 0..<2_000 { source.append(Self.entry(UInt64(value))) }
         var target: TierArray = []
@@ -90,9 +92,6 @@ import Testing
         target.withUnsafeBufferPointer { #expect($0.isEmpty) }
         target.append(elementsOf: source, from: 1_500)
         #expect(Self.values(target) == (1_500..<2_000).map { UInt64($0) })
-        target.append(contentsOf: source[1_990...])
-        #expect(Self.values(target).suffix(10) == (1_990..<2_000).map { UInt64($0) })
-        target.removeLast(10)
         target.reserveCapacity(10_000)
         #expect(target.capacity >= 10_000)
         #expect(Self.values(target) == (1_500..<2_000).map { UInt64($0) })

@@ -42,7 +42,7 @@ package struct TierArray: RandomAccessCollection, MutableCollection, Expressible
     package init() {}
 
     package init(arrayLiteral elements: Element...) {
-        self.append(contentsOf: elements)
+        for element in elements { self.append(element) }
     }
 
     // The collection's basics are written out rather than left to the protocols' defaults, which
@@ -68,23 +68,19 @@ package struct TierArray: RandomAccessCollection, MutableCollection, Expressible
     /// The elements the storage holds without growing.
     package var capacity: Int { self.storage?.capacity ?? 0 }
 
-    /// Iterates over the elements as they were when the iteration began (it holds the storage).
+    /// Iterates over the elements as they were when the iteration began (it holds a copy).
     package struct Iterator: IteratorProtocol {
-        fileprivate let storage: AnyObject?
-        fileprivate let base: UnsafeMutablePointer<Element>?
-        fileprivate let count: Int
+        fileprivate let array: TierArray
         fileprivate var index = 0
 
         package mutating func next() -> Element? {
-            guard self.index < self.count, let base = self.base else { return nil }
+            guard self.index < self.array.count else { return nil }
             defer { self.index += 1 }
-            return base[self.index]
+            return self.array.storage.unsafelyUnwrapped.base[self.index]
         }
     }
 
-    package func makeIterator() -> Iterator {
-        Iterator(storage: self.storage, base: self.storage?.base, count: self.count)
-    }
+    package func makeIterator() -> Iterator { Iterator(array: self) }
 
     package subscript(index: Int) -> Element {
         @inline(__always)
@@ -161,21 +157,6 @@ package struct TierArray: RandomAccessCollection, MutableCollection, Expressible
         let storage = self.storage.unsafelyUnwrapped
         (storage.base + storage.count).initialize(to: element)
         storage.count += 1
-    }
-
-    package mutating func append<Elements: Collection>(contentsOf elements: Elements)
-    where Elements.Element == Element {
-        let count = self.count
-        let added = elements.count
-        guard added > 0 else { return }
-        self.makeUnique(minimumCapacity: count + added)
-        let storage = self.storage.unsafelyUnwrapped
-        var index = count
-        for element in elements {
-            (storage.base + index).initialize(to: element)
-            index += 1
-        }
-        storage.count = index
     }
 
     /// Appends `other`'s elements from index `start` on (`append(contentsOf: other[start...])`,

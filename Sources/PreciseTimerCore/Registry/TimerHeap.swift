@@ -269,9 +269,9 @@ package struct TimerHeap {
         }
     }
 
-    /// Sparse (less than an eighth of its storage, above ``shrinkThreshold``): a copy that fits,
-    /// so an array drained one timer at a time gives its peak memory back. Amortized O(1): as many
-    /// removals came before.
+    /// Sparse (less than an eighth of its storage, above ``shrinkThreshold``): shrunk to twice its
+    /// count, so an array drained one timer at a time gives its peak memory back. Amortized O(1):
+    /// as many removals came before.
     private static func fitIfSparse(_ array: inout TierArray) {
         guard array.capacity > Self.shrinkThreshold, array.count * 8 < array.capacity else { return }
         array.shrink(toCapacity: array.count * 2)

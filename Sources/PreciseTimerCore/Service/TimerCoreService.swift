@@ -136,11 +136,10 @@ extension TimerCoreService {
     /// forked child (see ``TimerCoreService``).
     ///
     /// Taking `self.core` through the protocol's getter retains the core and releases it after:
-    /// two atomic operations per call on the one object every caller thread shares, so with two
-    /// caller threads its count's cache line moved between the cores at every call (schedule +
-    /// cancel from two threads: 541 -> 492 ns CPU per pair, the note of issue 22). No
-    /// `Swift.Result` carries a typed error across the borrow (as ``TimerCore/withShard(_:_:)``
-    /// must): these calls throw untyped errors anyway.
+    /// two atomic operations per call on the one object every caller thread shares, whose count's
+    /// cache line then moves between the callers' cores. No `Swift.Result` carries a typed error
+    /// across the borrow (as ``TimerCore/withShard(_:_:)`` must): these calls throw untyped errors
+    /// anyway.
     @inline(__always)
     private func withCore<Result>(
         otherwise fallback: @autoclosure () throws -> Result, _ body: (TimerCore) throws -> Result

@@ -8,7 +8,7 @@ import Glibc
 /// walking every one. A storm fills the fast bins of the arena its timers came from with every node and
 /// closure it frees (100 000 of each for a storm of 100 000). The loop then shrinks the tables
 /// and heap tiers the storm drained, and each free of one of those buffers (grown in that arena
-/// by the callers) made it consolidate: 4–14 ms on the loop thread under a shard's lock and the
+/// by the callers) made it consolidate: 4–17 ms on the loop thread under a shard's lock and the
 /// arena's, while timers due just after the storm waited and callers' `malloc` stood still
 /// (`perf`; the storm probe's `tail`). A mapping is given back with `munmap`, which no arena
 /// sees.
