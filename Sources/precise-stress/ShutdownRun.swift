@@ -52,10 +52,9 @@ struct ShutdownRun {
             for index in 0..<self.timers {
                 let captured = Captured(index)
                 let node = TimerNode(
-                    id: "", deadline: .max / 2, interval: 0, options: .init(),
+                    generatedNumber: UInt64(index + 1), deadline: .max / 2, interval: 0, options: .init(),
                     handler: { _ in withExtendedLifetime(captured) {} })
-                node.name(TimerID(generatedNumber: UInt64(index + 1)))
-                node.sequence = UInt64(index + 1)
+                node.place(hash: node.hash)
                 _ = try registry.add(node)
             }
             let start = MonotonicInstant.now()

@@ -24,16 +24,21 @@ private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer?) -> Int
 @Suite("Due run and sweep release")
 struct DueRunTests {
     private static func node(_ id: TimerID, deadline: Int64, sequence: UInt64) -> TimerNode {
-        let node = TimerNode(id: id, deadline: deadline, interval: 0, options: .init()) { _ in }
-        node.name(id)
+        let node = TimerNode.make(id: id, deadline: deadline, interval: 0, options: .init()) { _ in }
         node.sequence = sequence
         return node
     }
 
-    @Test("a plain one-shot's node fits a 96-byte malloc chunk; what only some timers have is allocated for them")
+    @Test(
+        "a plain one-shot's node fits an 80-byte malloc chunk (96 with a chosen ID); what only some timers have is allocated for them"
+    )
     func nodeSize() {
+        let generated = TimerNode(generatedNumber: 1_000_000, deadline: 0, interval: 0, options: .init()) { _ in }
+        // An 80-byte chunk has 72 usable bytes; the next size up has 88.
+        #expect(mallocUsableSize(Unmanaged.passUnretained(generated).toOpaque()) <= 72)
+        #expect(generated.id == "timer-1000000" && generated.options == nil)
         let node = Self.node("size", deadline: 0, sequence: 1)
-        // A 96-byte chunk has 88 usable bytes; the next size up has 104.
+        #expect(node is NamedTimerNode)
         #expect(mallocUsableSize(Unmanaged.passUnretained(node).toOpaque()) <= 88)
         #expect(node.options == nil)
         // A one-shot's count lives in a flag: 0, then 1 once its call began.
@@ -43,10 +48,10 @@ struct DueRunTests {
 
         let queue = DispatchQueue(label: "node-size")
         let variants: [TimerNode] = [
-            TimerNode(id: "every", deadline: 0, interval: 1_000, options: .init()) { _ in },
-            TimerNode(id: "queue", deadline: 0, interval: 0, options: .init(executor: .queue(queue))) { _ in },
-            TimerNode(id: "tolerant", deadline: 0, interval: 0, options: .init(), tolerance: 1_000_000) { _ in },
-            TimerNode(id: "burst", deadline: 0, interval: 0, options: .init(missedTicks: .burst)) { _ in },
+            TimerNode.make(id: "every", deadline: 0, interval: 1_000, options: .init()) { _ in },
+            TimerNode.make(id: "queue", deadline: 0, interval: 0, options: .init(executor: .queue(queue))) { _ in },
+            TimerNode.make(id: "tolerant", deadline: 0, interval: 0, options: .init(), tolerance: 1_000_000) { _ in },
+            TimerNode.make(id: "burst", deadline: 0, interval: 0, options: .init(missedTicks: .burst)) { _ in },
         ]
         for variant in variants {
             #expect(variant.options != nil, "\(variant.id)")
@@ -302,10 +307,9 @@ struct DueRunTests {
         for index in 0..<400 {
             let capture = Capture(released)
             let id = TimerID("t\(index)")
-            let node = TimerNode(id: id, deadline: Int64(index % 13), interval: 0, options: .init()) { _ in
+            let node = TimerNode.make(id: id, deadline: Int64(index % 13), interval: 0, options: .init()) { _ in
                 withExtendedLifetime(capture) {}
             }
-            node.name(id)
             node.sequence =
                 switch sequences {
                 case "dense": UInt64(index + 1)

@@ -89,15 +89,14 @@ struct GeneratedIDHashTests {
         let table = TimerTable()
         var nodes: [TimerNode] = []
         for number: UInt64 in 1...5_000 {
-            let node = TimerNode(id: TimerID(generatedNumber: number), deadline: 0, interval: 0, options: .init()) {
+            let node = TimerNode.make(id: TimerID(generatedNumber: number), deadline: 0, interval: 0, options: .init())
+            {
                 _ in
             }
-            node.name(node.id)
             #expect(table.insert(node, hash: node.hash) == nil)
             nodes.append(node)
         }
-        let named = TimerNode(id: "timer-7-named", deadline: 0, interval: 0, options: .init()) { _ in }
-        named.name(named.id)
+        let named = TimerNode.make(id: "timer-7-named", deadline: 0, interval: 0, options: .init()) { _ in }
         #expect(table.insert(named, hash: named.hash) == nil)
         for node in nodes {
             #expect(table.find(node.id, hash: node.id.tableHash) === node)
@@ -106,8 +105,7 @@ struct GeneratedIDHashTests {
         #expect(table.find("timer-5001", hash: TimerID("timer-5001").tableHash) == nil)
         #expect(table.find("timer-7-named", hash: TimerID("timer-7-named").tableHash) === named)
         // A duplicate generated ID is refused by hash alone.
-        let twin = TimerNode(id: "timer-42", deadline: 0, interval: 0, options: .init()) { _ in }
-        twin.name(twin.id)
+        let twin = TimerNode.make(id: "timer-42", deadline: 0, interval: 0, options: .init()) { _ in }
         #expect(table.insert(twin, hash: twin.hash) === nodes[41])
         for node in nodes.prefix(2_500) {
             #expect(table.remove(node.id, hash: node.hash) === node)
@@ -124,14 +122,12 @@ struct GeneratedIDHashTests {
         let table = TimerTable()
         var nodes: [TimerNode] = []
         for name in (1...3_000).map({ $0 % 3 == 0 ? TimerID("chosen-\($0)") : TimerID(generatedNumber: UInt64($0)) }) {
-            let node = TimerNode(id: name, deadline: 0, interval: 0, options: .init()) { _ in }
-            node.name(node.id)
+            let node = TimerNode.make(id: name, deadline: 0, interval: 0, options: .init()) { _ in }
             #expect(table.insert(node, hash: node.hash) == nil)
             nodes.append(node)
         }
         for node in nodes.prefix(100) {
-            let twin = TimerNode(id: node.id, deadline: 0, interval: 0, options: .init()) { _ in }
-            twin.name(twin.id)
+            let twin = TimerNode.make(id: node.id, deadline: 0, interval: 0, options: .init()) { _ in }
             #expect(table.remove(twin, hash: twin.hash) == nil)
         }
         #expect(table.count == 3_000)
@@ -164,16 +160,26 @@ struct GeneratedIDHashTests {
     func nodeHashFromSequence() {
         for number: UInt64 in [1, 7, 64, 1_000_003, 1 << 61 - 1, 1 << 61, UInt64.max] {
             let id = TimerID(generatedNumber: number)
-            let node = TimerNode(id: id, deadline: 0, interval: 0, options: .init()) { _ in }
-            node.sequence = number
-            node.place(hash: id.tableHash, namedBySequence: true)
+            let node = TimerNode(generatedNumber: number, deadline: 0, interval: 0, options: .init()) { _ in }
+            node.place(hash: id.tableHash)
+            #expect(node.id == id)
+            #expect(node.isNamedBySequence)
             #expect(node.hash == id.tableHash, "\(id)")
             #expect(UInt64(node.shard) == id.tableHash >> TimerCore.shardShift)
+            #expect(node.isNamed(id, hash: id.tableHash))
+            #expect(
+                !node.isNamed(
+                    TimerID(generatedNumber: number &+ 1), hash: TimerID(generatedNumber: number &+ 1).tableHash))
         }
-        // A chosen ID is hashed from its string, whatever the sequence.
-        let named = TimerNode(id: "session-9", deadline: 0, interval: 0, options: .init()) { _ in }
+        // A chosen ID is stored and hashed from its string, whatever the sequence.
+        let named = NamedTimerNode(id: "session-9", deadline: 0, interval: 0, options: .init()) { _ in }
         named.sequence = 9
-        named.name("session-9")
+        named.place(hash: TimerID("session-9").tableHash)
+        #expect(named.id == "session-9")
+        #expect(!named.isNamedBySequence)
         #expect(named.hash == TimerID("session-9").tableHash)
+        #expect(named.isNamed("session-9", hash: TimerID("session-9").tableHash))
+        #expect(!named.isNamed("session-90", hash: TimerID("session-9").tableHash))
+        #expect(!named.isNamed("timer-9", hash: TimerID("timer-9").tableHash))
     }
 }

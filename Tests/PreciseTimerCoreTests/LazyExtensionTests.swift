@@ -13,8 +13,7 @@ struct LazyExtensionTests {
     private let noop: @Sendable (Tick) -> Void = { _ in }
 
     private func add(_ registry: inout ShardState, _ id: TimerID, at deadline: Int64) throws {
-        let node = TimerNode(id: id, deadline: deadline, interval: 0, options: .init(), handler: self.noop)
-        node.name(id)
+        let node = TimerNode.make(id: id, deadline: deadline, interval: 0, options: .init(), handler: self.noop)
         node.sequence = Self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
         _ = try registry.add(node)
     }

@@ -44,7 +44,7 @@ import Testing
 
     @Test("handlerAddress is the handler's function pointer: 0 once the handler is gone")
     func handlerAddress() {
-        let node = TimerNode(id: "node", deadline: 0, interval: 0, options: .init()) { _ in }
+        let node = TimerNode.make(id: "node", deadline: 0, interval: 0, options: .init()) { _ in }
         #expect(node.handlerAddress != 0)
         node.handler = nil
         #expect(node.handlerAddress == 0)

@@ -14,8 +14,7 @@ extension ShardState {
         id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions,
         handler: @escaping @Sendable (Tick) -> Void
     ) throws(PreciseTimerError) -> (id: TimerID, wakeLoop: Bool) {
-        let node = TimerNode(id: id, deadline: deadline, interval: interval, options: options, handler: handler)
-        node.name(id)
+        let node = TimerNode.make(id: id, deadline: deadline, interval: interval, options: options, handler: handler)
         node.sequence = testSequence.wrappingAdd(1, ordering: .relaxed).newValue
         let wake = try self.add(node)
         return (node.id, wake)
@@ -232,8 +231,7 @@ struct TimerRegistryTests {
         func add(after delay: Int64) throws {
             named += 1
             let id = TimerID("f\(named)")
-            let node = TimerNode(id: id, deadline: now + delay, interval: 0, options: .init(), handler: self.noop)
-            node.name(id)
+            let node = TimerNode.make(id: id, deadline: now + delay, interval: 0, options: .init(), handler: self.noop)
             node.sequence = named
             _ = try registry.add(node)
             track(id, deadline: now + delay, sequence: named)
@@ -341,8 +339,7 @@ struct TimerRegistryTests {
         func droppedSweep() async {
             await #expect(processExitsWith: .failure) {
                 var registry = ShardState()
-                let node = TimerNode(id: "a", deadline: 10, interval: 0, options: .init()) { _ in }
-                node.name("a")
+                let node = TimerNode.make(id: "a", deadline: 10, interval: 0, options: .init()) { _ in }
                 _ = try? registry.add(node)
                 _ = registry.close(.shutDown)
             }

@@ -6,7 +6,7 @@ import Testing
 /// as `ContiguousArray` does, copies included.
 @Suite struct TierArrayTests {
     /// The node every entry here names (entries do not retain it; the suite keeps it alive).
-    private static let node = TimerNode(id: "tier", deadline: 0, interval: 0, options: TimerOptions()) { _ in }
+    private static let node = TimerNode.make(id: "tier", deadline: 0, interval: 0, options: TimerOptions()) { _ in }
 
     /// An entry told apart from others by its value (its deadline and its sequence).
     private static func entry(_ value: UInt64) -> TimerHeap.Entry {

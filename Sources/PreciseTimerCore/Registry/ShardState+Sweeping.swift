@@ -96,8 +96,7 @@ extension ShardState {
                 if handedOver[item.sweep] {
                     node.release()  // The reference the table handed over.
                 } else {
-                    let (id, hash) = node._withUnsafeGuaranteedRef { ($0.id, $0.hash) }
-                    sweeps[item.sweep].timers.remove(id, hash: hash)
+                    _ = node._withUnsafeGuaranteedRef { sweeps[item.sweep].timers.remove($0, hash: $0.hash) }
                 }
             }
             for sweep in sweeps {

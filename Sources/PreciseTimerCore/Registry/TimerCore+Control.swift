@@ -190,7 +190,7 @@ extension TimerCore {
         }
         // A creation: the node is built outside the lock, used or not (an unused node's handler
         // is released out here).
-        let node = TimerNode(
+        let node = NamedTimerNode(
             id: id, deadline: deadline, interval: 0, options: options, clock: request.clock, tolerance: tolerance,
             handler: handler)
         node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue

@@ -249,11 +249,18 @@ package final class TimerCore: Sendable {
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash, inOrder: true)  // Overlaps building the node.
         // Built outside the lock: if the registry refuses it, its handler is released out here.
-        let node = TimerNode(
-            id: name, deadline: request.deadline, interval: request.interval, options: options,
-            clock: request.clock, tolerance: tolerance, handler: handler)
-        node.sequence = number
-        node.place(hash: hash, namedBySequence: id == nil)
+        let node: TimerNode
+        if let id {
+            node = NamedTimerNode(
+                id: id, deadline: request.deadline, interval: request.interval, options: options,
+                clock: request.clock, tolerance: tolerance, handler: handler)
+            node.sequence = number
+        } else {
+            node = TimerNode(
+                generatedNumber: number, deadline: request.deadline, interval: request.interval, options: options,
+                clock: request.clock, tolerance: tolerance, handler: handler)
+        }
+        node.place(hash: hash)
         // Read while the node is still this thread's alone: once added, the loop owns it.
         let fireAt = node.fireAt
         // Counted before it is visible: its fire or cancel may come on another thread at once.
@@ -273,7 +280,7 @@ package final class TimerCore: Sendable {
         if wake || request.clock != nil {
             self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : fireAt)
         }
-        return TimerHandle(id: node.id, generation: number)
+        return TimerHandle(id: name, generation: number)
     }
 
     /// The options' tolerance in nanoseconds: 0 to ``TimerService/maximumDuration``.

@@ -4,10 +4,16 @@ import Dispatch
 ///
 /// Nodes are shared between the registry, the heap and a fire in flight, so this is a class;
 /// it stays small (no per-timer libevent event) because a daemon may hold a million of them.
-package final class TimerNode: @unchecked Sendable {
+///
+/// A node of this class is named by its own sequence number: its ID is the generated
+/// `timer-<sequence>`, computed when asked (a Tick, an error), never stored, which keeps the node
+/// at 72 bytes, an 80-byte malloc chunk. A timer with an ID its caller chose is a
+/// ``NamedTimerNode``, which stores that ID (88 bytes, a 96-byte chunk).
+package class TimerNode: @unchecked Sendable {
     // Invariant: every `var` is read and written only under its shard's semaphore (so exclusivity
     // is not checked at run time: one check per field access was a few percent of a cancel), except
-    // `handler` of a node that `cancelAll` swapped out (see ``ShardState/Swept``).
+    // `handler` of a node that `cancelAll` swapped out (see ``ShardState/Swept``). Every member is
+    // `final` (or in an extension): only the stored ID differs in the subclass.
 
     package enum State: UInt8 {
         /// In its shard's heap (at ``heapIndex``, or in the heap's due run), waiting for its
@@ -25,46 +31,44 @@ package final class TimerNode: @unchecked Sendable {
     }
 
     // Fields are ordered so that what a cancel and a heap move touch comes first, and so that
-    // the node is 88 bytes, a 96-byte malloc chunk: a million pending timers is a normal load.
+    // the node is 72 bytes, an 80-byte malloc chunk: a million pending timers is a normal load.
     // What only some timers have (an interval, a queue, another clock, a tolerance, a policy
     // other than `.skip`, a call count above one) lives in ``Options``, allocated only for them:
     // a plain one-shot on the loop needs none of it. The ID's table hash is not kept either:
     // it is computed again (``hash``) where a one-shot's end or a storm's prefetch needs it, and
     // only its shard is kept (one byte, read for every fire).
 
-    /// Set once, before the node is shared.
-    @exclusivity(unchecked) package var id: TimerID
     /// The handler (see ``handler``), in a struct: a closure stored bare is reabstracted through
     /// two thunks (two allocations) whenever its storage is accessed generically, as taking its
     /// address for ``handlerContextAddress`` or swapping it out does; a struct is stored and
     /// passed the same way everywhere.
-    @exclusivity(unchecked) package var storedHandler: StoredHandler?
+    @exclusivity(unchecked) package final var storedHandler: StoredHandler?
     /// Pending: the next deadline. Taken or running: the deadline the call answers, from which
     /// the next one is computed (running and ``isRescheduled``: the next deadline itself).
     /// Paused: the nanoseconds it had left.
-    @exclusivity(unchecked) package var deadline: Int64
+    @exclusivity(unchecked) package final var deadline: Int64
     /// Where its entry is in its shard's ``TimerHeap`` while pending: its index in the heap, or
     /// in the far tier as ``TimerHeap/farIndex(_:)`` (-2 and below); stale while the entry is in
     /// the heap's due run (see ``TimerHeap/remove(_:)``); -1 otherwise.
-    @exclusivity(unchecked) package var heapIndex: Int32 = -1
-    @exclusivity(unchecked) package var state: State = .pending
+    @exclusivity(unchecked) package final var heapIndex: Int32 = -1
+    @exclusivity(unchecked) package final var state: State = .pending
     /// ``pauseWhenDone``, ``isRescheduled``, whether the ID is its sequence's generated one (see
-    /// ``place(hash:namedBySequence:)``) and, without ``options``, whether its one call began.
-    @exclusivity(unchecked) private var flags: UInt8 = 0
+    /// ``isNamedBySequence``) and, without ``options``, whether its one call began.
+    @exclusivity(unchecked) private final var flags: UInt8 = 0
     /// The registry shard its ID hashes to (``TimerCore/shard(for:)``), set with the ID.
-    @exclusivity(unchecked) package private(set) var shard: UInt8 = 0
+    @exclusivity(unchecked) package private(set) final var shard: UInt8 = 0
     /// Bumped whenever a fire already taken becomes stale (reschedule, pause): only a fire
     /// stamped with the current epoch may start a call.
-    @exclusivity(unchecked) package var epoch: UInt32 = 0
+    @exclusivity(unchecked) package final var epoch: UInt32 = 0
     /// The registry's era when it was scheduled; an older era means ended by `cancelAll` or
     /// `close`, whatever `state` says (see ``ShardState/cancelAll()``).
-    @exclusivity(unchecked) package var era: UInt32 = 0
+    @exclusivity(unchecked) package final var era: UInt32 = 0
     /// The order among equal deadlines, drawn once when the timer is scheduled and kept for its
     /// whole life; also its generation (``Tick/generation``), never given to another timer.
-    @exclusivity(unchecked) package var sequence: UInt64 = 0
+    @exclusivity(unchecked) package final var sequence: UInt64 = 0
     /// What only some timers have; `nil` for a one-shot on the loop and the monotonic clock,
     /// with no tolerance and the default policy.
-    package let options: Options?
+    package final let options: Options?
 
     /// The settings a timer may have beyond a plain one-shot's, and the counts that only a
     /// repeating timer reaches. The `let`s are read without a lock, the `var`s under the
@@ -97,6 +101,67 @@ package final class TimerNode: @unchecked Sendable {
         }
     }
 
+    /// A node named by its sequence number `number`: its ID is `timer-<number>` (see
+    /// ``TimerID/init(generatedNumber:)``), its ``sequence`` `number`. The caller places it
+    /// (``place(hash:)``) before it is registered.
+    package convenience init(
+        generatedNumber number: UInt64, deadline: Int64, interval: Int64, options: TimerOptions,
+        clock: ClockBinding? = nil, tolerance: Int64 = 0, handler: @escaping @Sendable (Tick) -> Void
+    ) {
+        self.init(
+            deadline: deadline, interval: interval, options: options, clock: clock, tolerance: tolerance,
+            handler: handler)
+        self.sequence = number
+        self.flags = Self.namedBySequenceBit
+    }
+
+    /// The fields every node has. `fileprivate`: a node is built named, by its sequence
+    /// (``init(generatedNumber:deadline:interval:options:clock:tolerance:handler:)``) or by the ID
+    /// a ``NamedTimerNode`` stores, never without a name.
+    fileprivate init(
+        deadline: Int64, interval: Int64, options: TimerOptions, clock: ClockBinding?, tolerance: Int64,
+        handler: @escaping @Sendable (Tick) -> Void
+    ) {
+        self.deadline = deadline
+        let mask = Coalescing.mask(tolerance: interval > 0 ? min(tolerance, interval / 2) : tolerance)
+        let coalescingShift = mask == 0 ? 0 : UInt8((mask &+ 1).trailingZeroBitCount)
+        let queue: DispatchQueue?
+        switch options.executor {
+        case .loop: queue = nil
+        case .queue(let executor): queue = executor
+        }
+        if interval != 0 || queue != nil || clock != nil || coalescingShift != 0 || options.missedTicks != .skip {
+            self.options = Options(
+                interval: interval, queue: queue, clock: clock, policy: options.missedTicks,
+                coalescingShift: coalescingShift)
+        } else {
+            self.options = nil
+        }
+        self.storedHandler = StoredHandler(body: handler)
+    }
+
+}
+
+/// A timer whose ID its caller chose: a ``TimerNode`` that stores it.
+package final class NamedTimerNode: TimerNode, @unchecked Sendable {
+    /// The ID, set once, before the node is shared.
+    package let chosenID: TimerID
+
+    /// A node named `id`, which must not be of the generated form (the caller checks, see
+    /// ``TimerID/isGenerated``). The caller draws its ``sequence`` and places it
+    /// (``place(hash:)``) before it is registered.
+    package init(
+        id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions, clock: ClockBinding? = nil,
+        tolerance: Int64 = 0, handler: @escaping @Sendable (Tick) -> Void
+    ) {
+        self.chosenID = id
+        super.init(
+            deadline: deadline, interval: interval, options: options, clock: clock, tolerance: tolerance,
+            handler: handler)
+    }
+}
+
+extension TimerNode {
     /// Nanoseconds between deadlines; 0 for a one-shot.
     @inline(__always)
     package var interval: Int64 { self.options?.interval ?? 0 }
@@ -231,29 +296,6 @@ package final class TimerNode: @unchecked Sendable {
         return (Int64(1) << Int64(shift)) - 1
     }
 
-    package init(
-        id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions, clock: ClockBinding? = nil,
-        tolerance: Int64 = 0, handler: @escaping @Sendable (Tick) -> Void
-    ) {
-        self.id = id
-        self.deadline = deadline
-        let mask = Coalescing.mask(tolerance: interval > 0 ? min(tolerance, interval / 2) : tolerance)
-        let coalescingShift = mask == 0 ? 0 : UInt8((mask &+ 1).trailingZeroBitCount)
-        let queue: DispatchQueue?
-        switch options.executor {
-        case .loop: queue = nil
-        case .queue(let executor): queue = executor
-        }
-        if interval != 0 || queue != nil || clock != nil || coalescingShift != 0 || options.missedTicks != .skip {
-            self.options = Options(
-                interval: interval, queue: queue, clock: clock, policy: options.missedTicks,
-                coalescingShift: coalescingShift)
-        } else {
-            self.options = nil
-        }
-        self.storedHandler = StoredHandler(body: handler)
-    }
-
     /// When the loop fires the timer: its deadline, or for a tolerant timer the first point of
     /// its coalescing grid at or after it (never before the deadline, less than its tolerance
     /// after). The heap orders timers by this; ``deadline`` stays what the call answers.
@@ -267,34 +309,44 @@ package final class TimerNode: @unchecked Sendable {
         return options.interval > 0 || options.clock?.isCalendar == true
     }
 
-    /// Gives the node its ID (and that ID's shard), before it is registered.
-    @inline(__always)
-    package func name(_ id: TimerID) {
-        self.id = id
-        self.place(hash: id.tableHash)
-    }
-
     /// Records the shard of `hash`, the node's ID's ``TimerID/tableHash`` (computed by the
     /// caller, who needed it anyway), before the node is registered.
-    ///
-    /// - Parameter namedBySequence: The ID is the generated one of the node's ``sequence``
-    ///   (`timer-<sequence>`), so ``hash`` is computed from the number, never from the string.
     @inline(__always)
-    package func place(hash: UInt64, namedBySequence: Bool = false) {
+    package func place(hash: UInt64) {
         self.shard = UInt8(truncatingIfNeeded: hash >> TimerCore.shardShift)
-        self.setFlag(Self.namedBySequenceBit, namedBySequence)
+    }
+
+    /// The timer's ID: the stored one of a ``NamedTimerNode``; otherwise `timer-<sequence>`,
+    /// built when asked (no allocation up to `timer-999999999`: a small string).
+    @inline(__always)
+    package var id: TimerID {
+        if self.flags & Self.namedBySequenceBit != 0 { return TimerID(generatedNumber: self.sequence) }
+        return unsafeDowncast(self, to: NamedTimerNode.self).chosenID
+    }
+
+    /// Whether the node is named by its sequence number (not a ``NamedTimerNode``).
+    @inline(__always)
+    package var isNamedBySequence: Bool { self.flags & Self.namedBySequenceBit != 0 }
+
+    /// Whether the node is the timer named `id`, whose ``TimerID/tableHash`` is `hash`: for a
+    /// generated hash (exact, one number per hash) the node's own hash, computed from its number,
+    /// and no string; otherwise the IDs, compared as strings (`id` is evaluated only then).
+    @inline(__always)
+    package func isNamed(_ id: @autoclosure () -> TimerID, hash: UInt64) -> Bool {
+        if hash & TimerID.generatedHashBit != 0 { return self.isNamedBySequence && self.hash == hash }
+        if self.isNamedBySequence { return self.id == id() }  // Only past 2⁶¹, hashed as strings.
+        return unsafeDowncast(self, to: NamedTimerNode.self).chosenID == id()
     }
 }
 
 extension TimerDriver {
-    /// Hints the first and last cache lines of the node at `address`: 88 bytes (``TimerNode``'s
-    /// size, checked by a test), two lines, or three when it starts past the 40th byte of one
-    /// (then the middle line, which holds the deadline and heap index, is not hinted: a third
-    /// hint per fire did not measure better in storm probes).
+    /// Hints the cache lines of the node at `address`: 72 bytes (``TimerNode``'s size, checked
+    /// by a test) from a 16-byte boundary, always two lines. A ``NamedTimerNode``'s stored ID,
+    /// past them, is not hinted: firing does not read it.
     @inline(__always)
     func prefetch(node address: UInt) {
         self.prefetch(address: address)
-        self.prefetch(address: address &+ 87)
+        self.prefetch(address: address &+ 71)
     }
 
     /// Hints what firing or releasing `node` touches besides the node: its handler's closure

@@ -1,50 +1,110 @@
-/// The ID → node table of one registry shard: open addressing with linear probing over 16-byte
-/// slots that keep each ID's full hash beside its node.
+/// The ID → node table of one registry shard: open addressing with linear probing over 8-byte
+/// slots, each a node's address with the low 20 bits of its ID's hash packed beside it.
 ///
-/// Why not `Dictionary<TimerID, TimerNode>`: at a million pending timers its removal shifts the following entries back and rehashes each
-/// key to do so (SipHash over the string, a cache miss per key), and its growth rehashes every
-/// key. Here the hash is computed once per call (``TimerID/tableHash``) and stored, so a probe
-/// compares 8-byte hashes in one contiguous buffer and touches a node only on a hash match (never,
-/// for a generated ID, whose hash is exact), a
-/// removal shifts slots back by their stored hash, and growth never hashes a string.
+/// Why not `Dictionary<TimerID, TimerNode>`: at a million pending timers its removal shifts the
+/// following entries back and rehashes each key to do so (SipHash over the string, a cache miss
+/// per key), and its growth rehashes every key. Here the hash is computed once per call
+/// (``TimerID/tableHash``) and its low bits are kept in the slot, so:
+/// - a probe compares those bits in one contiguous buffer and reads a node only where they
+///   match (``TimerNode/isNamed(_:hash:)``: for a generated ID, numbers and no string);
+/// - a removal shifts slots back by their home, found from those bits;
+/// - growth moves slots by those bits, never hashing a string, up to ``packedHashLimit`` slots (a
+///   shard of 786 432 timers; a larger table reads each node's hash as it moves it).
 ///
-/// The table owns one reference to each node it holds (`Unmanaged`: +1 in ``insert(_:hash:)``,
-/// given back by ``remove(_:hash:)``, released by ``removeAll(_:)`` or in `deinit`, or handed
-/// over by ``abandonAll()``), so probing never retains or releases a node, which would be a
-/// cache miss on its reference count.
+/// Eight bytes, not sixteen with the whole hash: the table is a fifth of a pending timer's
+/// memory. The address fits the 48 bits of a user-space address on 64-bit Linux (x86-64 with
+/// four-level paging, arm64), and a node, allocated on a 16-byte boundary, leaves its low four
+/// bits clear: 16 high bits and 4 low ones hold the hash bits (``Slot``).
+///
+/// The table owns one reference to each node it holds (+1 in ``insert(_:hash:)``, given back by
+/// ``remove(_:hash:shrinking:)``, released by ``removeAll(_:)`` or in `deinit`, or handed over by
+/// ``abandonAll()``), so probing never retains or releases a node, which would be a cache miss on
+/// its reference count.
 ///
 /// A class, so that ``ShardState/cancelAll()`` can hand a whole table over in O(1) and its
 /// nodes are released exactly once, wherever the last reference goes.
 package final class TimerTable {
+    /// One slot: 0 when empty; otherwise a node's address (bits 4–47, owned +1 by the table) with
+    /// bits 0–3 of its ID's ``TimerID/tableHash`` in bits 0–3 and bits 4–19 in bits 48–63.
     private struct Slot {
-        /// The ID's ``TimerID/tableHash``; meaningless when `node` is nil.
-        var hash: UInt64
-        /// nil: empty. +1 owned by the table.
-        var node: Unmanaged<TimerNode>?
+        var word: UInt64
+
+        static var empty: Slot { Slot(word: 0) }
+
+        /// The slot of `node`, whose ID's hash is `hash`.
+        @inline(__always)
+        init(_ node: TimerNode, hash: UInt64) {
+            let address = UInt64(UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque()))
+            precondition(
+                address & ~Slot.addressMask == 0,
+                "TimerTable: a node's address does not fit 48 bits on a 16-byte boundary")
+            self.word = address | hash & 0xF | (hash >> 4 & 0xFFFF) << 48
+        }
+
+        @inline(__always)
+        private init(word: UInt64) { self.word = word }
+
+        static var addressMask: UInt64 { 0x0000_FFFF_FFFF_FFF0 }
+
+        @inline(__always)
+        var isEmpty: Bool { self.word == 0 }
+
+        /// The low 20 bits of the node's ID's hash.
+        @inline(__always)
+        var hashBits: UInt64 { self.word & 0xF | (self.word >> 48) << 4 }
+
+        /// The node's address (the slot not empty).
+        @inline(__always)
+        var address: UInt64 { self.word & Slot.addressMask }
+
+        /// The node, borrowed: the table's reference keeps it alive.
+        @inline(__always)
+        var node: Unmanaged<TimerNode> {
+            Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: UInt(self.address)).unsafelyUnwrapped)
+        }
     }
+
+    /// The largest table whose slots' homes the packed hash bits give: 2²⁰ slots.
+    package static let packedHashLimit = 1 << 20
+
+    /// The hash bits a slot keeps.
+    private static var packedHashMask: UInt64 { UInt64(Self.packedHashLimit - 1) }
+
+    /// Above this many slots a slot's home comes from its node's hash, not the packed bits:
+    /// ``packedHashLimit``, or less in tests, to reach that path with a small table.
+    private let homeFromBitsLimit: Int
 
     // Unchecked: every access is under the shard's semaphore (the registry's invariant).
     @exclusivity(unchecked) private var slots: UnsafeMutablePointer<Slot>
     @exclusivity(unchecked) private var mask: Int
     @exclusivity(unchecked) package private(set) var count = 0
 
-    /// The smallest table: 16 slots (256 bytes).
+    /// The smallest table: 16 slots (128 bytes).
     private static let minimumCapacity = 16
 
-    package init() {
+    /// An empty table.
+    ///
+    /// - Parameter homeFromBitsLimit: For tests only: the largest table whose slots' homes come
+    ///   from the packed hash bits (a power of two, at most ``packedHashLimit``).
+    package init(homeFromBitsLimit: Int = TimerTable.packedHashLimit) {
+        precondition(
+            homeFromBitsLimit > 0 && homeFromBitsLimit <= Self.packedHashLimit
+                && homeFromBitsLimit.nonzeroBitCount == 1,
+            "TimerTable: homeFromBitsLimit is a power of two up to packedHashLimit")
+        self.homeFromBitsLimit = homeFromBitsLimit
         self.slots = Self.allocate(Self.minimumCapacity)
         self.mask = Self.minimumCapacity - 1
     }
 
     /// Slots on 64-byte boundaries: a generated ID's group of four slots (see
-    /// ``TimerID/tableHash(generatedNumber:)``) is one cache line. A large table's slots are
-    /// mapped (``PageMemory``), zero-filled: every slot empty.
+    /// ``TimerID/tableHash(generatedNumber:)``) is within one cache line. A large table's slots
+    /// are mapped (``PageMemory``), zero-filled: every slot empty.
     private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
         let byteCount = capacity * MemoryLayout<Slot>.stride
         let slots = PageMemory.allocate(byteCount: byteCount, alignment: 64).bindMemory(
             to: Slot.self, capacity: capacity)
         if !PageMemory.isZeroFilled(byteCount: byteCount) {
-            slots.initialize(repeating: Slot(hash: 0, node: nil), count: capacity)
+            slots.initialize(repeating: .empty, count: capacity)
         }
         return slots
     }
@@ -55,8 +115,8 @@ package final class TimerTable {
     }
 
     deinit {
-        for index in 0...self.mask {
-            self.slots[index].node?.release()
+        for index in 0...self.mask where !self.slots[index].isEmpty {
+            self.slots[index].node.release()
         }
         Self.deallocate(self.slots, capacity: self.mask + 1)
     }
@@ -64,17 +124,17 @@ package final class TimerTable {
     /// The node registered under `id`, whose ``TimerID/tableHash`` is `hash`.
     @inline(__always)
     package func find(_ id: TimerID, hash: UInt64) -> TimerNode? {
-        self.index(of: id, hash: hash).map { self.slots[$0].node!.takeUnretainedValue() }
+        self.index(of: id, hash: hash).map { self.slots[$0].node.takeUnretainedValue() }
     }
 
     /// The slot holding `id`, if any.
     @inline(__always)
     private func index(of id: TimerID, hash: UInt64) -> Int? {
+        let bits = hash & Self.packedHashMask
         var index = Int(truncatingIfNeeded: hash) & self.mask
-        while let node = self.slots[index].node {
-            if self.slots[index].hash == hash,
-                hash & TimerID.generatedHashBit != 0 || node._withUnsafeGuaranteedRef({ $0.id == id })
-            {
+        while !self.slots[index].isEmpty {
+            let slot = self.slots[index]
+            if slot.hashBits == bits, slot.node._withUnsafeGuaranteedRef({ $0.isNamed(id, hash: hash) }) {
                 return index
             }
             index = (index + 1) & self.mask
@@ -102,16 +162,17 @@ package final class TimerTable {
     /// Inserts `node` under its ID unless that ID is taken; returns the node already registered
     /// under it, in which case nothing changed.
     package func insert(_ node: TimerNode, hash: UInt64) -> TimerNode? {
+        let bits = hash & Self.packedHashMask
         var index = Int(truncatingIfNeeded: hash) & self.mask
-        while let existing = self.slots[index].node {
-            if self.slots[index].hash == hash,
-                hash & TimerID.generatedHashBit != 0 || existing._withUnsafeGuaranteedRef({ $0.id == node.id })
-            {
-                return existing.takeUnretainedValue()
+        while !self.slots[index].isEmpty {
+            let slot = self.slots[index]
+            if slot.hashBits == bits, slot.node._withUnsafeGuaranteedRef({ $0.isNamed(node.id, hash: hash) }) {
+                return slot.node.takeUnretainedValue()
             }
             index = (index + 1) & self.mask
         }
-        self.slots[index] = Slot(hash: hash, node: .passRetained(node))
+        self.slots[index] = Slot(node, hash: hash)
+        _ = Unmanaged.passRetained(node)
         self.count += 1
         if self.count * 4 > (self.mask + 1) * 3 {
             self.grow()
@@ -123,24 +184,23 @@ package final class TimerTable {
     ///
     /// - Parameter shrinking: Whether a table left sparse shrinks now. The loop passes `false` as
     ///   it ends the one-shots it fires and shrinks the table once it goes idle
-    ///   (``shrinkIfSparse()``): a storm drains a table through several halvings, and freeing the
-    ///   larger of them made glibc consolidate the storm's freed nodes while handlers waited.
+    ///   (``shrinkIfSparse()``): a storm drains a table through several halvings.
     @discardableResult
     package func remove(_ id: TimerID, hash: UInt64, shrinking: Bool = true) -> TimerNode? {
         self.index(of: id, hash: hash).map { self.remove(at: $0, shrinking: shrinking) }
     }
 
-    /// Removes `node` itself, registered under `hash`: found by identity, so no ID is copied or
+    /// Removes `node` itself, registered under `hash`: found by identity, so no ID is built or
     /// compared (the loop ending a one-shot it fired holds the node already). Returns it (nil if
     /// the table does not hold it).
     ///
     /// - Parameter shrinking: As for ``remove(_:hash:shrinking:)``.
     @discardableResult
     package func remove(_ node: TimerNode, hash: UInt64, shrinking: Bool = true) -> TimerNode? {
-        let target = Unmanaged.passUnretained(node).toOpaque()
+        let target = UInt64(UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque()))
         var index = Int(truncatingIfNeeded: hash) & self.mask
-        while let held = self.slots[index].node {
-            if held.toOpaque() == target { return self.remove(at: index, shrinking: shrinking) }
+        while !self.slots[index].isEmpty {
+            if self.slots[index].address == target { return self.remove(at: index, shrinking: shrinking) }
             index = (index + 1) & self.mask
         }
         return nil
@@ -164,19 +224,29 @@ package final class TimerTable {
     @inline(__always)
     package func remove(_ id: TimerID, hash: UInt64, if condition: (TimerNode) -> Bool) -> TimerNode? {
         guard let index = self.index(of: id, hash: hash),
-            self.slots[index].node!._withUnsafeGuaranteedRef(condition)
+            self.slots[index].node._withUnsafeGuaranteedRef(condition)
         else { return nil }
         return self.remove(at: index)
     }
 
+    /// The slot where a look-up of the node in `slot` starts, in slots of `mask`: from the
+    /// packed hash bits, or, in a table larger than they cover, from the node's own hash.
+    @inline(__always)
+    private func home(of slot: Slot, mask: Int) -> Int {
+        if mask < self.homeFromBitsLimit {
+            return Int(truncatingIfNeeded: slot.hashBits) & mask
+        }
+        return Int(truncatingIfNeeded: slot.node._withUnsafeGuaranteedRef { $0.hash }) & mask
+    }
+
     /// Removes the slot at `index` and closes the gap: later slots of the same probe run move
-    /// back when their home is not after the gap (by their stored hash, no string is hashed).
+    /// back when their home is not after the gap (by their packed hash bits, no string is hashed).
     private func remove(at index: Int, shrinking: Bool = true) -> TimerNode {
-        let node = self.slots[index].node!.takeRetainedValue()
+        let node = self.slots[index].node.takeRetainedValue()
         var gap = index
         var next = (index + 1) & self.mask
-        while self.slots[next].node != nil {
-            let home = Int(truncatingIfNeeded: self.slots[next].hash) & self.mask
+        while !self.slots[next].isEmpty {
+            let home = self.home(of: self.slots[next], mask: self.mask)
             // The slot may move to the gap if its home is cyclically outside (gap, next].
             let distanceToNext = (next &- home) & self.mask
             let distanceToGap = (gap &- home) & self.mask
@@ -186,7 +256,7 @@ package final class TimerTable {
             }
             next = (next + 1) & self.mask
         }
-        self.slots[gap] = Slot(hash: 0, node: nil)
+        self.slots[gap] = .empty
         self.count -= 1
         // Sparse (an eighth full): half the slots, so a registry drained one timer at a time gives
         // its peak memory back (a quarter full after, far from growing again).
@@ -204,16 +274,15 @@ package final class TimerTable {
         self.resize(to: (self.mask + 1) * 2)
     }
 
-    /// Moves every node into `capacity` slots (a power of two, above `count`), by its stored hash.
+    /// Moves every node into `capacity` slots (a power of two, above `count`), by its home.
     private func resize(to capacity: Int) {
         let oldSlots = self.slots
         let oldCapacity = self.mask + 1
         self.slots = Self.allocate(capacity)
         self.mask = capacity - 1
-        for old in 0..<oldCapacity {
-            guard oldSlots[old].node != nil else { continue }
-            var index = Int(truncatingIfNeeded: oldSlots[old].hash) & self.mask
-            while self.slots[index].node != nil { index = (index + 1) & self.mask }
+        for old in 0..<oldCapacity where !oldSlots[old].isEmpty {
+            var index = self.home(of: oldSlots[old], mask: self.mask)
+            while !self.slots[index].isEmpty { index = (index + 1) & self.mask }
             self.slots[index] = oldSlots[old]
         }
         Self.deallocate(oldSlots, capacity: oldCapacity)
@@ -231,9 +300,9 @@ package final class TimerTable {
     /// Calls `body` with every node, then lets go of it, leaving the table empty: one pass, so a
     /// node cold in memory is fetched once, not once to clear it and once more to free it.
     package func removeAll(_ body: (TimerNode) -> Void) {
-        for index in 0...self.mask {
-            guard let node = self.slots[index].node else { continue }
-            self.slots[index] = Slot(hash: 0, node: nil)
+        for index in 0...self.mask where !self.slots[index].isEmpty {
+            let node = self.slots[index].node
+            self.slots[index] = .empty
             node._withUnsafeGuaranteedRef(body)
             node.release()
         }
@@ -242,10 +311,8 @@ package final class TimerTable {
 
     /// Calls `body` with every node (in no particular order).
     package func forEachNode(_ body: (TimerNode) -> Void) {
-        for index in 0...self.mask {
-            if let node = self.slots[index].node {
-                node._withUnsafeGuaranteedRef(body)
-            }
+        for index in 0...self.mask where !self.slots[index].isEmpty {
+            self.slots[index].node._withUnsafeGuaranteedRef(body)
         }
     }
 }
@@ -270,8 +337,8 @@ extension TimerID {
     }
 
     /// Set in the ``tableHash`` of a generated ID, and only there: two such hashes are equal
-    /// exactly when their numbers are, so the table compares no string for them (and so never
-    /// reads a node to find one).
+    /// exactly when their numbers are, so the table compares no string for them (a node's own
+    /// hash, computed from its number: ``TimerNode/isNamed(_:hash:)``).
     package static let generatedHashBit: UInt64 = 1 << 57
 
     /// The ``tableHash`` of `timer-<number>`; `nil` at 2⁶¹ and beyond, where the number no longer

@@ -1,0 +1,94 @@
+import PreciseTimerCore
+import PreciseTimerTesting
+import Testing
+
+/// ``TimerTable`` (8-byte slots: a node's address with 20 bits of its hash) behaves as a
+/// dictionary from ID to node, through growth, shrinking and backward-shift removals, with its
+/// slots' homes taken from the packed bits or, past its limit, from the nodes' own hashes.
+@Suite struct TimerTableTests {
+    /// Random inserts, duplicate inserts, look-ups, removals by ID and by node, each checked
+    /// against a `Dictionary`. Chosen and generated IDs mix; among 6 000 chosen IDs some pairs
+    /// share their 20 low hash bits, so a look-up must tell them apart by their nodes.
+    ///
+    /// - Parameter homeFromBitsLimit: 2²⁰ (the default: homes from the packed bits) or 32 (past
+    ///   32 slots, homes from each node's hash).
+    @Test(arguments: [TimerTable.packedHashLimit, 32])
+    func agreesWithADictionary(homeFromBitsLimit: Int) throws {
+        var random = SplitMix(seed: 0x7AB1E)
+        let table = TimerTable(homeFromBitsLimit: homeFromBitsLimit)
+        var model: [TimerID: TimerNode] = [:]
+        var peak = 0
+        func newID() -> TimerID {
+            Bool.random(using: &random)
+                ? TimerID("chosen-\(UInt64.random(in: 0..<6_000, using: &random))")
+                : TimerID(generatedNumber: UInt64.random(in: 1..<6_000, using: &random))
+        }
+        for step in 0..<40_000 {
+            // Mostly inserts in the first half, mostly removals in the second: the table grows
+            // past 4 096 slots, then drains and shrinks.
+            let inserting = Int.random(in: 0..<10, using: &random) < (step < 20_000 ? 7 : 3)
+            let id = newID()
+            let hash = id.tableHash
+            if inserting {
+                let node = TimerNode.make(id: id, deadline: 0, interval: 0, options: .init()) { _ in }
+                let existing = table.insert(node, hash: hash)
+                #expect(existing === model[id], "\(id)")
+                if existing == nil { model[id] = node }
+            } else if Bool.random(using: &random), let node = model[id] {
+                // By identity: a twin under the same ID removes nothing, the node itself does.
+                let twin = TimerNode.make(id: id, deadline: 0, interval: 0, options: .init()) { _ in }
+                #expect(table.remove(twin, hash: hash) == nil)
+                #expect(table.remove(node, hash: hash) === node)
+                model[id] = nil
+            } else {
+                #expect(table.remove(id, hash: hash) === model[id], "\(id)")
+                model[id] = nil
+            }
+            #expect(table.count == model.count)
+            peak = max(peak, table.capacity)
+        }
+        #expect(peak >= 4_096)
+        for number: UInt64 in 1..<6_000 {
+            for id in [TimerID("chosen-\(number)"), TimerID(generatedNumber: number)] {
+                #expect(table.find(id, hash: id.tableHash) === model[id], "\(id)")
+            }
+        }
+        var seen: [ObjectIdentifier: Int] = [:]
+        table.forEachNode { seen[ObjectIdentifier($0), default: 0] += 1 }
+        #expect(seen.count == model.count && seen.values.allSatisfy { $0 == 1 })
+        for (id, node) in model {
+            #expect(table.remove(id, hash: id.tableHash) === node)
+        }
+        #expect(table.count == 0 && table.capacity == 16)
+    }
+
+    /// Chosen IDs whose hashes agree in the 20 bits a slot keeps: each is found, removed and
+    /// told from the other by its node alone.
+    @Test func chosenIDsSharingTheirPackedBits() throws {
+        var byBits: [UInt64: TimerID] = [:]
+        var pairs: [(TimerID, TimerID)] = []
+        var number = 0
+        while pairs.count < 8 {
+            let id = TimerID("clash-\(number)")
+            number += 1
+            let bits = id.tableHash & UInt64(TimerTable.packedHashLimit - 1)
+            if let other = byBits.removeValue(forKey: bits) { pairs.append((other, id)) } else { byBits[bits] = id }
+        }
+        let table = TimerTable()
+        for (first, second) in pairs {
+            let nodes = [first, second].map { id in
+                TimerNode.make(id: id, deadline: 0, interval: 0, options: .init()) { _ in }
+            }
+            #expect(table.insert(nodes[0], hash: first.tableHash) == nil)
+            #expect(table.find(second, hash: second.tableHash) == nil)
+            #expect(table.insert(nodes[1], hash: second.tableHash) == nil)
+            #expect(table.find(first, hash: first.tableHash) === nodes[0])
+            #expect(table.find(second, hash: second.tableHash) === nodes[1])
+            #expect(table.remove(first, hash: first.tableHash) === nodes[0])
+            #expect(table.find(second, hash: second.tableHash) === nodes[1])
+        }
+        #expect(table.count == pairs.count)
+        table.removeAll { _ in }
+        #expect(table.count == 0)
+    }
+}
