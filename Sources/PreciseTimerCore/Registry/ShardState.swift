@@ -322,14 +322,15 @@ package struct ShardState {
     package mutating func cancel(
         _ id: TimerID, hash: UInt64, generation: UInt64? = nil
     ) -> (node: TimerNode?, handler: TimerNode.StoredHandler?) {
-        let removed =
-            if let generation {
-                self.timers.remove(id, hash: hash) { $0.sequence == generation }
-            } else {
-                self.timers.remove(id, hash: hash)
-            }
-        guard let node = removed else { return (nil, nil) }
-        return (node, self.end(node))
+        // Ended before its slot is cleared: taking a far timer out writes an entry of its tier, a
+        // cache line seldom in cache, and that write then goes out while the table's slots shift
+        // instead of holding up the lock's release (an atomic operation waits for every write
+        // before it). The table is not touched in between.
+        guard let (slot, node) = self.timers.slot(of: id, hash: hash),
+            generation == nil || node._withUnsafeGuaranteedRef({ $0.sequence }) == generation
+        else { return (nil, nil) }
+        let handler = node._withUnsafeGuaranteedRef { self.end($0) }
+        return (self.timers.remove(atSlot: slot), handler)
     }
 
     /// The node registered under `id` (for queries: its generation, whether it exists).

@@ -219,14 +219,19 @@ package final class TimerTable {
         if capacity != self.mask + 1 { self.resize(to: capacity) }
     }
 
-    /// Removes the node under `id` if `condition` holds for it, in one look-up; returns it (nil
-    /// if there was none or the condition failed, in which case nothing changed).
+    /// The slot holding the node under `id`, and that node, borrowed: for a removal in two steps
+    /// (``remove(atSlot:)``) with the caller's own work between them, during which the table must
+    /// not change. `nil` if there is no such node.
     @inline(__always)
-    package func remove(_ id: TimerID, hash: UInt64, if condition: (TimerNode) -> Bool) -> TimerNode? {
-        guard let index = self.index(of: id, hash: hash),
-            self.slots[index].node._withUnsafeGuaranteedRef(condition)
-        else { return nil }
-        return self.remove(at: index)
+    package func slot(of id: TimerID, hash: UInt64) -> (index: Int, node: Unmanaged<TimerNode>)? {
+        self.index(of: id, hash: hash).map { ($0, self.slots[$0].node) }
+    }
+
+    /// Removes the node in slot `index` (from ``slot(of:hash:)``, the table unchanged since);
+    /// returns it.
+    @inline(__always)
+    package func remove(atSlot index: Int) -> TimerNode {
+        self.remove(at: index)
     }
 
     /// The slot where a look-up of the node in `slot` starts, in slots of `mask`: from the
