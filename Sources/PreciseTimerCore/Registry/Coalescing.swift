@@ -4,6 +4,7 @@
 /// and stays below the tolerance; a power of two makes it a mask, one addition and one `and`.
 enum Coalescing {
     /// The grid's step minus one for `tolerance` nanoseconds (0: no coalescing).
+    @inline(__always)
     static func mask(tolerance: Int64) -> Int64 {
         guard tolerance > 0 else { return 0 }
         return (Int64(1) << (63 - tolerance.leadingZeroBitCount)) - 1

@@ -12,7 +12,9 @@ public struct TimerTrigger: Sendable {
         case every(Duration, startingAfter: Duration?)
         case everyFrom(Duration, start: MonotonicInstant)
         case atWallClock(WallClockInstant)
-        case on(any WallClockSchedule)
+        // Boxed: an existential inline (five words, copied through its witnesses) made every
+        // trigger, the common `.after` included, that size and that cost to copy.
+        indirect case on(any WallClockSchedule)
     }
     private let kind: Kind
 
