@@ -145,10 +145,10 @@ package final class TimerCore: Sendable {
     /// first cache line, which every caller thread and the loop read for each call: with two
     /// caller threads that line moved between their cores on most calls.
     ///
-    /// Debug builds take the plain `shards[index]`: there the typed error's trip through a
-    /// generic `Result` is not specialized, so every call would instantiate that `Result`'s
-    /// metadata in the runtime, where ThreadSanitizer runs stalled. Optimized builds specialize
-    /// it away; the behaviour is the same either way.
+    /// Debug builds take the plain `shards[index]`: there the typed error's trip round
+    /// `_withUnsafeGuaranteedRef` (in generic optionals) is not specialized, so every call would
+    /// instantiate their metadata in the runtime, where ThreadSanitizer runs stalled. Optimized
+    /// builds specialize it away; the behaviour is the same either way.
     @inline(__always)
     func withShard<Result, Failure: Error>(
         _ index: Int, _ body: (TimerShard) throws(Failure) -> Result
