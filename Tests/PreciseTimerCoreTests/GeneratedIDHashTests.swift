@@ -22,7 +22,11 @@ struct GeneratedIDHashTests {
     func spelling() {
         var powers: [UInt64] = [1]
         while powers.last! <= UInt64.max / 10 { powers.append(powers.last! * 10) }
-        let numbers = [0, UInt64.max, 123_456_789] + powers + powers.map { $0 - 1 } + powers.map { $0 + 1 }
+        // Powers of ten and of two, and their neighbours: the digit count comes from the bit length.
+        let twos = (0..<64).map { UInt64(1) << $0 }
+        let numbers =
+            [0, UInt64.max, 123_456_789] + powers + powers.map { $0 - 1 } + powers.map { $0 + 1 } + twos
+            + twos.map { $0 - 1 } + twos.map { $0 + 1 }
         for number in numbers {
             let id = TimerID(generatedNumber: number)
             #expect(id.rawValue == "timer-\(number)")

@@ -71,28 +71,70 @@ public struct TimerID: Hashable, Sendable, ExpressibleByStringLiteral, CustomStr
     /// `"timer-" + n`, written straight into the string's storage: up to `timer-999999999` the
     /// result is a small string stored inline, with no allocation (a million pending timers is a
     /// normal load), with no temporary buffer and no decoding copy: every schedule with a
-    /// generated ID builds one.
+    /// generated ID builds one, and so does every fire of such a timer (its node keeps the number,
+    /// not the string). The digits are counted from the number's bit length and written two at a
+    /// time.
     package init(generatedNumber number: UInt64) {
-        var digitCount = 1
-        var rest = number / 10
-        while rest > 0 {
-            digitCount += 1
-            rest /= 10
-        }
-        let length = Self.generatedPrefixLength + digitCount
+        let length = Self.generatedPrefixLength + Self.decimalDigitCount(number)
         let rawValue = String(unsafeUninitializedCapacity: length) { buffer in
             let prefix = Self.generatedPrefixBytes
             (buffer[0], buffer[1], buffer[2], buffer[3], buffer[4], buffer[5]) = prefix
+            let zero = UInt8(ascii: "0")
             var digits = number
             var index = length
-            repeat {
-                index -= 1
-                buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: digits % 10)
-                digits /= 10
-            } while digits > 0
+            while digits >= 100 {
+                let pair = UInt8(truncatingIfNeeded: digits % 100)
+                digits /= 100
+                index -= 2
+                buffer[index] = zero &+ pair / 10
+                buffer[index + 1] = zero &+ pair % 10
+            }
+            if digits >= 10 {
+                let pair = UInt8(truncatingIfNeeded: digits)
+                buffer[index - 2] = zero &+ pair / 10
+                buffer[index - 1] = zero &+ pair % 10
+            } else {
+                buffer[index - 1] = zero &+ UInt8(truncatingIfNeeded: digits)
+            }
             return length
         }
         self.init(rawValue)
+    }
+
+    /// The number of decimal digits of `number` (1 for 0): from its bit length, `log10(2) ≈
+    /// 1233 / 4096` gives the count or one less, which one comparison with a power of ten settles.
+    @inline(__always)
+    static func decimalDigitCount(_ number: UInt64) -> Int {
+        let bits = 64 - (number | 1).leadingZeroBitCount
+        let guess = (bits &* 1233) >> 12  // ⌊log10(2^bits)⌋, from 0 to 19.
+        return guess + (number | 1 >= Self.powerOfTen(guess) ? 1 : 0)
+    }
+
+    /// 10 to the power `exponent`, 0 to 19 (a switch the compiler makes a table).
+    @inline(__always)
+    private static func powerOfTen(_ exponent: Int) -> UInt64 {
+        switch exponent {
+        case 0: 1
+        case 1: 10
+        case 2: 100
+        case 3: 1_000
+        case 4: 10_000
+        case 5: 100_000
+        case 6: 1_000_000
+        case 7: 10_000_000
+        case 8: 100_000_000
+        case 9: 1_000_000_000
+        case 10: 10_000_000_000
+        case 11: 100_000_000_000
+        case 12: 1_000_000_000_000
+        case 13: 10_000_000_000_000
+        case 14: 100_000_000_000_000
+        case 15: 1_000_000_000_000_000
+        case 16: 10_000_000_000_000_000
+        case 17: 100_000_000_000_000_000
+        case 18: 1_000_000_000_000_000_000
+        default: 10_000_000_000_000_000_000
+        }
     }
 
     /// `timer-`, the generated form's prefix, as bytes.
