@@ -139,7 +139,6 @@ package class TimerNode: @unchecked Sendable {
         }
         self.storedHandler = StoredHandler(body: handler)
     }
-
 }
 
 /// A timer whose ID its caller chose: a ``TimerNode`` that stores it.
