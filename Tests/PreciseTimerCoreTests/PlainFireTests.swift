@@ -50,4 +50,31 @@ import Testing
         #expect(node.handlerAddress == 0)
         #expect(node.handlerContextAddress == 0)
     }
+
+    @Test("a service's tick of a generated ID builds it when read, and equals the tick made from that ID")
+    func generatedTickID() {
+        let generated = TimerNode(generatedNumber: 4_000_000_007, deadline: 5, interval: 0, options: .init()) { _ in }
+        let named = NamedTimerNode(id: "session-7", deadline: 5, interval: 0, options: .init()) { _ in }
+        named.sequence = 12
+        for (node, id) in [(generated as TimerNode, TimerID("timer-4000000007")), (named, "session-7")] {
+            let tick = Tick(
+                of: node, count: 1, missed: 0, scheduledAt: MonotonicInstant(nanoseconds: 5),
+                firedAt: MonotonicInstant(nanoseconds: 9), wallClockDeadline: nil, tolerance: .zero)
+            let made = Tick(
+                id: id, count: 1, missed: 0, scheduledAt: MonotonicInstant(nanoseconds: 5),
+                firedAt: MonotonicInstant(nanoseconds: 9), generation: node.sequence)
+            #expect(tick.id == id && tick.generation == node.sequence)
+            #expect(tick.handle == TimerHandle(id: id, generation: node.sequence))
+            #expect(tick == made && tick.hashValue == made.hashValue, "\(id)")
+            #expect(tick.description == made.description)
+            // Any other field tells them apart.
+            let later = Tick(
+                id: id, count: 2, missed: 0, scheduledAt: MonotonicInstant(nanoseconds: 5),
+                firedAt: MonotonicInstant(nanoseconds: 9), generation: node.sequence)
+            let renamed = Tick(
+                id: "other", count: 1, missed: 0, scheduledAt: MonotonicInstant(nanoseconds: 5),
+                firedAt: MonotonicInstant(nanoseconds: 9), generation: node.sequence)
+            #expect(tick != later && tick != renamed)
+        }
+    }
 }

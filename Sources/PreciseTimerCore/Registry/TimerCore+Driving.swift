@@ -234,9 +234,9 @@ extension TimerCore {
         self.instruments.willCall(fire, firedAt: firedAt)
         call.handler(
             Tick(
-                id: fire.node.id, count: call.count, missed: fire.missed,
+                of: fire.node, count: call.count, missed: fire.missed,
                 scheduledAt: MonotonicInstant(nanoseconds: fire.scheduledAt),
-                firedAt: MonotonicInstant(nanoseconds: firedAt), generation: fire.node.sequence,
+                firedAt: MonotonicInstant(nanoseconds: firedAt),
                 wallClockDeadline: fire.occurrence.map(WallClockInstant.init(nanosecondsSinceEpoch:)),
                 tolerance: .nanoseconds(fire.node.coalescing))
         )
@@ -279,9 +279,8 @@ extension TimerCore {
         self.instruments.willCall(plainScheduledAt: node.deadline, firedAt: firedAt)
         plain.handler.body(
             Tick(
-                id: node.id, count: 1, missed: 0, scheduledAt: MonotonicInstant(nanoseconds: node.deadline),
-                firedAt: MonotonicInstant(nanoseconds: firedAt), generation: node.sequence, wallClockDeadline: nil,
-                tolerance: .zero))
+                of: node, count: 1, missed: 0, scheduledAt: MonotonicInstant(nanoseconds: node.deadline),
+                firedAt: MonotonicInstant(nanoseconds: firedAt), wallClockDeadline: nil, tolerance: .zero))
         self.instruments.didCallOnLoop(node, firedAt: firedAt, clock: self.doorbell)
         return firedAt
     }

@@ -4,7 +4,10 @@
 /// read taken just before the handler is called, never an event loop's cached time.
 public struct Tick: Sendable, Hashable, CustomStringConvertible {
     /// The timer that fired.
-    public let id: TimerID
+    public var id: TimerID { self.storedID ?? TimerID(generatedNumber: self.generation) }
+    /// The ID, or `nil` for a service's generated one, `timer-<generation>`, built when ``id`` is
+    /// read: a fire builds no string for a handler that never reads it.
+    private let storedID: TimerID?
     /// 1 for the first call of this timer's handler, +1 per call.
     public let count: UInt64
     /// Whole periods skipped just before this call (0 when on time). ``MissedTickPolicy/skip``
@@ -37,7 +40,7 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
         firedAt: MonotonicInstant, generation: UInt64 = 0, wallClockDeadline: WallClockInstant? = nil,
         tolerance: Duration = .zero
     ) {
-        self.id = id
+        self.storedID = id
         self.count = count
         self.missed = missed
         self.scheduledAt = scheduledAt
@@ -45,6 +48,39 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
         self.generation = generation
         self.wallClockDeadline = wallClockDeadline
         self.tolerance = tolerance
+    }
+
+    /// A service's tick for the timer `node`: its ID built only when read, for a generated one.
+    @inline(__always)
+    package init(
+        of node: TimerNode, count: UInt64, missed: UInt64, scheduledAt: MonotonicInstant, firedAt: MonotonicInstant,
+        wallClockDeadline: WallClockInstant?, tolerance: Duration
+    ) {
+        self.storedID = node.isNamedBySequence ? nil : node.id
+        self.count = count
+        self.missed = missed
+        self.scheduledAt = scheduledAt
+        self.firedAt = firedAt
+        self.generation = node.sequence
+        self.wallClockDeadline = wallClockDeadline
+        self.tolerance = tolerance
+    }
+
+    public static func == (lhs: Tick, rhs: Tick) -> Bool {
+        lhs.generation == rhs.generation && lhs.count == rhs.count && lhs.missed == rhs.missed
+            && lhs.scheduledAt == rhs.scheduledAt && lhs.firedAt == rhs.firedAt
+            && lhs.wallClockDeadline == rhs.wallClockDeadline && lhs.tolerance == rhs.tolerance && lhs.id == rhs.id
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self.id)
+        hasher.combine(self.count)
+        hasher.combine(self.missed)
+        hasher.combine(self.scheduledAt)
+        hasher.combine(self.firedAt)
+        hasher.combine(self.generation)
+        hasher.combine(self.wallClockDeadline)
+        hasher.combine(self.tolerance)
     }
 
     /// The identity of the timer that produced this tick: ``TimerService/cancel(_:)-(TimerHandle)``
