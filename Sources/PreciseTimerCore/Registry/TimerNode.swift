@@ -6,9 +6,9 @@ import Dispatch
 /// it stays small (no per-timer libevent event) because a daemon may hold a million of them.
 ///
 /// A node of this class is named by its own sequence number: its ID is the generated
-/// `timer-<sequence>`, computed when asked (a Tick, an error), never stored, which keeps the node
-/// at 72 bytes, an 80-byte malloc chunk. A timer with an ID its caller chose is a
-/// ``NamedTimerNode``, which stores that ID (88 bytes, a 96-byte chunk).
+/// `timer-<sequence>`, computed when asked (a handler reading `tick.id`, an error), never
+/// stored, which keeps the node at 72 bytes, an 80-byte malloc chunk. A timer with an ID its
+/// caller chose is a ``NamedTimerNode``, which stores that ID (88 bytes, a 96-byte chunk).
 package class TimerNode: @unchecked Sendable {
     // Invariant: every `var` is read and written only under its shard's semaphore (so exclusivity
     // is not checked at run time: one check per field access was a few percent of a cancel), except
