@@ -66,12 +66,15 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
         self.tolerance = tolerance
     }
 
+    /// Whether two ticks are the same in every field, the ID compared as a ``TimerID`` however
+    /// each tick keeps it.
     public static func == (lhs: Tick, rhs: Tick) -> Bool {
         lhs.generation == rhs.generation && lhs.count == rhs.count && lhs.missed == rhs.missed
             && lhs.scheduledAt == rhs.scheduledAt && lhs.firedAt == rhs.firedAt
             && lhs.wallClockDeadline == rhs.wallClockDeadline && lhs.tolerance == rhs.tolerance && lhs.id == rhs.id
     }
 
+    /// Hashes every field, the ID as a ``TimerID`` (equal ticks hash alike, see ``==(_:_:)``).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(self.id)
         hasher.combine(self.count)
