@@ -74,7 +74,7 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
             && lhs.wallClockDeadline == rhs.wallClockDeadline && lhs.tolerance == rhs.tolerance && lhs.id == rhs.id
     }
 
-    /// Hashes every field, the ID as a ``TimerID`` (equal ticks hash alike, see ``==(_:_:)``).
+    /// Hashes every field, the ID as a ``TimerID`` (equal ticks hash alike).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(self.id)
         hasher.combine(self.count)
