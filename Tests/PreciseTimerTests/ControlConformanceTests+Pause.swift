@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import PreciseTimer
 import PreciseTimerTesting
 import Testing
@@ -32,6 +33,30 @@ extension ControlConformanceTests {
             .milliseconds(10) * Int(first.missed) <= first.firedAt - resumedAt,
             "the paused span counted as missed: \(first.missed) after \(first.firedAt - resumedAt)")
         #expect(values.map(\.count) == Array(1...UInt64(values.count)))
+    }
+
+    @Test(
+        "pause and resume while the handler runs: every tick names its timer (a race ThreadSanitizer caught once)",
+        arguments: Implementation.allCases, [nil, "named"] as [TimerID?])
+    func pauseWhileRunning(_ implementation: Implementation, _ chosen: TimerID?) async throws {
+        let timers = try implementation.make()
+        defer { timers.shutdown() }
+        let ids = Recorder<TimerID>()
+        // The handler reads its tick's ID (built from the node, outside every lock) while pause
+        // writes the node's flags (under its shard's lock).
+        let handle = try timers.scheduleTimer(.every(.milliseconds(1)), id: chosen, options: .init()) { tick in
+            ids.append(tick.id)
+            usleep(200)
+        }
+        await ids.wait(forCount: 1)
+        let until = timers.now.advanced(by: .milliseconds(100))
+        while timers.now < until {
+            #expect(timers.pause(handle.id))
+            #expect(timers.resume(handle.id))
+        }
+        #expect(timers.cancel(handle))
+        let seen = ids.values
+        #expect(!seen.isEmpty && seen.allSatisfy { $0 == handle.id }, "\(Set(seen))")
     }
 
     @Test("cancel of a paused timer releases its handler", arguments: Implementation.untimed)

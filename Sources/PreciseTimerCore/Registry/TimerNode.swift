@@ -52,11 +52,15 @@ package class TimerNode: @unchecked Sendable {
     /// the heap's due run (see ``TimerHeap/remove(_:)``); -1 otherwise.
     @exclusivity(unchecked) package final var heapIndex: Int32 = -1
     @exclusivity(unchecked) package final var state: State = .pending
-    /// ``pauseWhenDone``, ``isRescheduled``, whether the ID is its sequence's generated one (see
-    /// ``isNamedBySequence``) and, without ``options``, whether its one call began.
+    /// ``pauseWhenDone``, ``isRescheduled`` and, without ``options``, whether its one call began.
     @exclusivity(unchecked) private final var flags: UInt8 = 0
     /// The registry shard its ID hashes to (``TimerCore/shard(for:)``), set with the ID.
     @exclusivity(unchecked) package private(set) final var shard: UInt8 = 0
+    /// Whether the node is named by its sequence number (`timer-<sequence>`, not a
+    /// ``NamedTimerNode``). A constant of its own, in what was the padding byte after ``shard``:
+    /// the ID is read without the lock (a fire's `Tick`, outside every lock), and ``flags`` is
+    /// written under it.
+    package final let isNamedBySequence: Bool
     /// Bumped whenever a fire already taken becomes stale (reschedule, pause): only a fire
     /// stamped with the current epoch may start a call.
     @exclusivity(unchecked) package final var epoch: UInt32 = 0
@@ -109,19 +113,19 @@ package class TimerNode: @unchecked Sendable {
         clock: ClockBinding? = nil, tolerance: Int64 = 0, handler: @escaping @Sendable (Tick) -> Void
     ) {
         self.init(
-            deadline: deadline, interval: interval, options: options, clock: clock, tolerance: tolerance,
-            handler: handler)
+            namedBySequence: true, deadline: deadline, interval: interval, options: options, clock: clock,
+            tolerance: tolerance, handler: handler)
         self.sequence = number
-        self.flags = Self.namedBySequenceBit
     }
 
     /// The fields every node has. `fileprivate`: a node is built named, by its sequence
     /// (``init(generatedNumber:deadline:interval:options:clock:tolerance:handler:)``) or by the ID
     /// a ``NamedTimerNode`` stores, never without a name.
     fileprivate init(
-        deadline: Int64, interval: Int64, options: TimerOptions, clock: ClockBinding?, tolerance: Int64,
-        handler: @escaping @Sendable (Tick) -> Void
+        namedBySequence: Bool, deadline: Int64, interval: Int64, options: TimerOptions, clock: ClockBinding?,
+        tolerance: Int64, handler: @escaping @Sendable (Tick) -> Void
     ) {
+        self.isNamedBySequence = namedBySequence
         self.deadline = deadline
         let mask = Coalescing.mask(tolerance: interval > 0 ? min(tolerance, interval / 2) : tolerance)
         let coalescingShift = mask == 0 ? 0 : UInt8((mask &+ 1).trailingZeroBitCount)
@@ -155,8 +159,8 @@ package final class NamedTimerNode: TimerNode, @unchecked Sendable {
     ) {
         self.chosenID = id
         super.init(
-            deadline: deadline, interval: interval, options: options, clock: clock, tolerance: tolerance,
-            handler: handler)
+            namedBySequence: false, deadline: deadline, interval: interval, options: options, clock: clock,
+            tolerance: tolerance, handler: handler)
     }
 }
 
@@ -196,7 +200,7 @@ extension TimerNode {
     /// node's ``sequence``), a chosen ID's a SipHash of its string.
     @inline(__always)
     package var hash: UInt64 {
-        if self.flags & Self.namedBySequenceBit != 0, let hash = TimerID.tableHash(generatedNumber: self.sequence) {
+        if self.isNamedBySequence, let hash = TimerID.tableHash(generatedNumber: self.sequence) {
             return hash
         }
         return self.id.tableHash
@@ -244,7 +248,6 @@ extension TimerNode {
         }
     }
 
-    private static let namedBySequenceBit: UInt8 = 0x10
     private static let calledOnceBit: UInt8 = 0x20
     private static let pauseWhenDoneBit: UInt8 = 0x40
     private static let isRescheduledBit: UInt8 = 0x80
@@ -319,13 +322,9 @@ extension TimerNode {
     /// built when asked (no allocation up to `timer-999999999`: a small string).
     @inline(__always)
     package var id: TimerID {
-        if self.flags & Self.namedBySequenceBit != 0 { return TimerID(generatedNumber: self.sequence) }
+        if self.isNamedBySequence { return TimerID(generatedNumber: self.sequence) }
         return unsafeDowncast(self, to: NamedTimerNode.self).chosenID
     }
-
-    /// Whether the node is named by its sequence number (not a ``NamedTimerNode``).
-    @inline(__always)
-    package var isNamedBySequence: Bool { self.flags & Self.namedBySequenceBit != 0 }
 
     /// Whether the node is the timer named `id`, whose ``TimerID/tableHash`` is `hash`: for a
     /// generated hash (exact, one number per hash) the node's own hash, computed from its number,
