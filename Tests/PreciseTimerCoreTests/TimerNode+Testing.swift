@@ -22,3 +22,11 @@ extension TimerNode {
         return node
     }
 }
+
+extension TimerTable {
+    /// Removes the node under `id` in the registry's two steps (``slot(of:hash:)``,
+    /// ``remove(atSlot:)``); returns it (nil if there was none).
+    func remove(_ id: TimerID, hash: UInt64) -> TimerNode? {
+        self.slot(of: id, hash: hash).map { self.remove(atSlot: $0.index) }
+    }
+}

@@ -17,7 +17,7 @@
 /// bits clear: 16 high bits and 4 low ones hold the hash bits (``Slot``).
 ///
 /// The table owns one reference to each node it holds (+1 in ``insert(_:hash:)``, given back by
-/// ``remove(_:hash:shrinking:)``, released by ``removeAll(_:)`` or in `deinit`, or handed over by
+/// ``remove(_:hash:shrinking:)`` and ``remove(atSlot:)``, released by ``removeAll(_:)`` or in `deinit`, or handed over by
 /// ``abandonAll()``), so probing never retains or releases a node, which would be a cache miss on
 /// its reference count.
 ///
@@ -180,21 +180,14 @@ package final class TimerTable {
         return nil
     }
 
-    /// Removes the node under `id`; returns it (nil if there was none).
+    /// Removes `node` itself, registered under `hash`: found by identity, so no ID is built or
+    /// compared (the loop ending a one-shot it fired holds the node already). Returns it (nil if
+    /// the table does not hold it). A removal by ID is ``slot(of:hash:)`` then
+    /// ``remove(atSlot:)``.
     ///
     /// - Parameter shrinking: Whether a table left sparse shrinks now. The loop passes `false` as
     ///   it ends the one-shots it fires and shrinks the table once it goes idle
     ///   (``shrinkIfSparse()``): a storm drains a table through several halvings.
-    @discardableResult
-    package func remove(_ id: TimerID, hash: UInt64, shrinking: Bool = true) -> TimerNode? {
-        self.index(of: id, hash: hash).map { self.remove(at: $0, shrinking: shrinking) }
-    }
-
-    /// Removes `node` itself, registered under `hash`: found by identity, so no ID is built or
-    /// compared (the loop ending a one-shot it fired holds the node already). Returns it (nil if
-    /// the table does not hold it).
-    ///
-    /// - Parameter shrinking: As for ``remove(_:hash:shrinking:)``.
     @discardableResult
     package func remove(_ node: TimerNode, hash: UInt64, shrinking: Bool = true) -> TimerNode? {
         let target = UInt64(UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque()))

@@ -137,9 +137,8 @@ extension TimerCoreService {
     ///
     /// Taking `self.core` through the protocol's getter retains the core and releases it after:
     /// two atomic operations per call on the one object every caller thread shares, whose count's
-    /// cache line then moves between the callers' cores. No `Swift.Result` carries a typed error
-    /// across the borrow (as ``TimerCore/withShard(_:_:)`` must): these calls throw untyped errors
-    /// anyway.
+    /// cache line then moves between the callers' cores. Nothing carries a typed error round
+    /// the borrow (as ``TimerCore/withShard(_:_:)`` must): these calls throw untyped errors anyway.
     @inline(__always)
     private func withCore<Result>(
         otherwise fallback: @autoclosure () throws -> Result, _ body: (TimerCore) throws -> Result

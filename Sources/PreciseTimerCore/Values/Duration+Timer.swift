@@ -31,7 +31,8 @@ extension Duration {
         guard high >= 0, high < 1_000_000_000 else { return nil }
         let q: UInt64 = 18_446_744_073  // 2⁶⁴ / 10⁹
         let r: UInt64 = 709_551_616  // 2⁶⁴ % 10⁹
-        var (rest, carry) = UInt64(truncatingIfNeeded: attoseconds).addingReportingOverflow(UInt64(high) &* r)
+        let (sum, carry) = UInt64(truncatingIfNeeded: attoseconds).addingReportingOverflow(UInt64(high) &* r)
+        var rest = sum
         var quotient = UInt64(high) &* q  // Below 10⁹·q < 2⁶⁴.
         if carry {
             quotient &+= q

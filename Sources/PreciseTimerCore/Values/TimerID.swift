@@ -104,7 +104,7 @@ public struct TimerID: Hashable, Sendable, ExpressibleByStringLiteral, CustomStr
     /// The number of decimal digits of `number` (1 for 0): from its bit length, `log10(2) ≈
     /// 1233 / 4096` gives the count or one less, which one comparison with a power of ten settles.
     @inline(__always)
-    static func decimalDigitCount(_ number: UInt64) -> Int {
+    private static func decimalDigitCount(_ number: UInt64) -> Int {
         let bits = 64 - (number | 1).leadingZeroBitCount
         let guess = (bits &* 1233) >> 12  // ⌊log10(2^bits)⌋, from 0 to 19.
         return guess + (number | 1 >= Self.powerOfTen(guess) ? 1 : 0)
