@@ -37,6 +37,8 @@ import Testing
             } else if Bool.random(using: &random), let node = model[id] {
                 // By identity: a twin under the same ID removes nothing, the node itself does.
                 let twin = TimerNode.make(id: id, deadline: 0, interval: 0, options: .init()) { _ in }
+                #expect(table.slot(ofNodeAt: Self.address(of: twin), hash: hash) == nil)
+                #expect(table.slot(ofNodeAt: Self.address(of: node), hash: hash)?.node.takeUnretainedValue() === node)
                 #expect(table.remove(twin, hash: hash) == nil)
                 #expect(table.remove(node, hash: hash) === node)
                 model[id] = nil
@@ -64,6 +66,10 @@ import Testing
             #expect(table.remove(id, hash: id.tableHash) === node)
         }
         #expect(table.count == 0 && table.capacity == 16)
+    }
+
+    static func address(of node: TimerNode) -> UInt {
+        UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque())
     }
 
     /// Chosen IDs whose hashes agree in the 20 bits a slot keeps: each is found, removed and

@@ -221,15 +221,37 @@ package struct ShardState {
 
     // MARK: Control
 
-    /// Moves a timer's next deadline (see ``TimerService/reschedule(_:at:)``); with a
-    /// `generation`, only the timer of that generation (a handle's). Returns whether the timer
-    /// exists and whether the loop must be woken.
-    package mutating func reschedule(
-        _ id: TimerID, hash: UInt64, to deadline: Int64, now: Int64, generation: UInt64? = nil
-    ) -> (found: Bool, wake: Bool) {
-        guard let node = self.timers.find(id, hash: hash), generation == nil || node.sequence == generation else {
-            return (false, false)
+    /// The slot and the node of the timer under `id`; with a `generation`, only the timer of
+    /// that generation (a handle's), and with a `location` too (the handle's hint, see
+    /// ``TimerHandle/location``), only the node at that address, found without reading another
+    /// node. The node is borrowed: valid until the table changes.
+    @inline(__always)
+    func lookUp(
+        _ id: TimerID, hash: UInt64, generation: UInt64?, location: UInt
+    ) -> (index: Int, node: Unmanaged<TimerNode>)? {
+        if location != 0, let generation {
+            // The handle's timer, if registered, is at its location: no other node is a match.
+            guard let found = self.timers.slot(ofNodeAt: location, hash: hash),
+                found.node._withUnsafeGuaranteedRef({ $0.sequence == generation && $0.isNamed(id, hash: hash) })
+            else { return nil }
+            return found
         }
+        guard let found = self.timers.slot(of: id, hash: hash),
+            generation == nil || found.node._withUnsafeGuaranteedRef({ $0.sequence }) == generation
+        else { return nil }
+        return found
+    }
+
+    /// Moves a timer's next deadline (see ``TimerService/reschedule(_:at:)``); with a
+    /// `generation`, only the timer of that generation (a handle's, which may give its
+    /// `location`). Returns whether the timer exists and whether the loop must be woken.
+    package mutating func reschedule(
+        _ id: TimerID, hash: UInt64, to deadline: Int64, now: Int64, generation: UInt64? = nil, location: UInt = 0
+    ) -> (found: Bool, wake: Bool) {
+        guard
+            let node = self.lookUp(id, hash: hash, generation: generation, location: location)?.node
+                .takeUnretainedValue()
+        else { return (false, false) }
         switch node.state {
         case .pending where node.clock == nil && deadline >= node.deadline:
             // Later (an idle timeout pushed on): lazy extension. The heap entry stays where it is,
@@ -257,12 +279,15 @@ package struct ShardState {
         }
     }
 
-    /// Pauses a timer (with a `generation`, only the timer of that generation); returns whether
-    /// it exists.
-    package mutating func pause(_ id: TimerID, hash: UInt64, now: Int64, generation: UInt64? = nil) -> Bool {
-        guard let node = self.timers.find(id, hash: hash), generation == nil || node.sequence == generation else {
-            return false
-        }
+    /// Pauses a timer (with a `generation`, only the timer of that generation, and its handle's
+    /// `location`); returns whether it exists.
+    package mutating func pause(
+        _ id: TimerID, hash: UInt64, now: Int64, generation: UInt64? = nil, location: UInt = 0
+    ) -> Bool {
+        guard
+            let node = self.lookUp(id, hash: hash, generation: generation, location: location)?.node
+                .takeUnretainedValue()
+        else { return false }
         switch node.state {
         case .pending:
             self.invalidate(node)
@@ -315,20 +340,21 @@ package struct ShardState {
 
     // MARK: Cancellation
 
-    /// Ends the timer with this ID (only if its generation matches, when one is given). Returns
+    /// Ends the timer with this ID (only if its generation matches, when one is given, and only
+    /// the node at its handle's `location`, when given). Returns
     /// the node it ended (`nil`: none) and its handler, both for the caller to release outside
     /// the lock: the handler's captures and a wall-clock timer's schedule are user code, run by
     /// their deinits, and the node may hold the last reference to either.
     package mutating func cancel(
-        _ id: TimerID, hash: UInt64, generation: UInt64? = nil
+        _ id: TimerID, hash: UInt64, generation: UInt64? = nil, location: UInt = 0
     ) -> (node: TimerNode?, handler: TimerNode.StoredHandler?) {
         // Ended before its slot is cleared: taking a far timer out writes an entry of its tier, a
         // cache line seldom in cache, and that write then goes out while the table's slots shift
         // instead of holding up the lock's release (an atomic operation waits for every write
         // before it). The table is not touched in between.
-        guard let (slot, node) = self.timers.slot(of: id, hash: hash),
-            generation == nil || node._withUnsafeGuaranteedRef({ $0.sequence }) == generation
-        else { return (nil, nil) }
+        guard let (slot, node) = self.lookUp(id, hash: hash, generation: generation, location: location) else {
+            return (nil, nil)
+        }
         let handler = node._withUnsafeGuaranteedRef { self.end($0) }
         return (self.timers.remove(atSlot: slot), handler)
     }

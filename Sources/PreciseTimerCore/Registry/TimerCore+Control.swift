@@ -21,7 +21,8 @@ extension TimerCore {
     /// `deadline`; returns whether it still exists.
     @discardableResult
     package func reschedule(_ handle: TimerHandle, at deadline: MonotonicInstant) throws(PreciseTimerError) -> Bool {
-        try self.move(handle.id, generation: handle.generation) { now throws(PreciseTimerError) in
+        try self.move(handle.id, generation: handle.generation, location: handle.location) {
+            now throws(PreciseTimerError) in
             try TimerRequest.validated(deadline, now: now, id: handle.id)
         }
     }
@@ -29,22 +30,28 @@ extension TimerCore {
     /// Pauses the timer `handle` names, and only that one; returns whether it still exists.
     @discardableResult
     package func pause(_ handle: TimerHandle) -> Bool {
-        self.pause(handle.id, generation: handle.generation)
+        let now = self.doorbell.now()
+        let hash = handle.id.tableHash
+        return self.withLockedShard(self.shard(for: hash)) {
+            $0.pause(handle.id, hash: hash, now: now, generation: handle.generation, location: handle.location)
+        }
     }
 
     /// Moves the timer to the deadline `deadline(now)` gives, with one clock reading for both;
-    /// with a `generation`, only the timer of that generation.
+    /// with a `generation`, only the timer of that generation (at `location`, when known).
     @inline(__always)
     func move(
-        _ id: TimerID, generation: UInt64? = nil, to deadline: (Int64) throws(PreciseTimerError) -> Int64
+        _ id: TimerID, generation: UInt64? = nil, location: UInt = 0,
+        to deadline: (Int64) throws(PreciseTimerError) -> Int64
     ) throws(PreciseTimerError) -> Bool {
         let hash = id.tableHash
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash)  // Overlaps the clock and the lock.
+        if location != 0 { self.doorbell.prefetch(node: location) }  // And so does the node.
         let now = self.doorbell.now()
         let deadline = try deadline(now)
         let (found, wake) = self.withLockedShard(shard) {
-            $0.reschedule(id, hash: hash, to: deadline, now: now, generation: generation)
+            $0.reschedule(id, hash: hash, to: deadline, now: now, generation: generation, location: location)
         }
         if wake { self.wakeLoop(for: shard, deadline: deadline) }
         return found
@@ -81,10 +88,26 @@ extension TimerCore {
     /// handle names it); returns whether it did.
     @discardableResult
     package func cancel(_ id: TimerID, generation: UInt64? = nil) -> Bool {
+        self.cancel(id, generation: generation, location: 0)
+    }
+
+    /// Ends the timer `handle` names, and only that one; returns whether it did. With the
+    /// handle's ``TimerHandle/location`` the node is found by its address, so its slot and the
+    /// node itself are fetched at once, before the lock, rather than one after the other.
+    @discardableResult
+    package func cancel(_ handle: TimerHandle) -> Bool {
+        self.cancel(handle.id, generation: handle.generation, location: handle.location)
+    }
+
+    @inline(__always)
+    private func cancel(_ id: TimerID, generation: UInt64?, location: UInt) -> Bool {
         let hash = id.tableHash
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash, inOrder: true)  // Overlaps taking the lock.
-        let ended = self.withLockedShard(shard) { $0.cancel(id, hash: hash, generation: generation) }
+        if location != 0 { self.doorbell.prefetch(node: location) }  // A hint: never dereferenced.
+        let ended = self.withLockedShard(shard) {
+            $0.cancel(id, hash: hash, generation: generation, location: location)
+        }
         withExtendedLifetime(ended) {}  // Released here, outside the lock.
         guard ended.node != nil else { return false }
         self.instruments.cancelled(1)

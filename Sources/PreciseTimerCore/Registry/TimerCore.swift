@@ -285,7 +285,8 @@ package final class TimerCore: Sendable {
         if wake || request.clock != nil {
             self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : fireAt)
         }
-        return TimerHandle(id: name, generation: number)
+        return TimerHandle(
+            id: name, generation: number, location: UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque()))
     }
 
     /// The options' tolerance in nanoseconds: 0 to ``TimerService/maximumDuration``. Inlined for

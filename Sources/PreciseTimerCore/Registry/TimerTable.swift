@@ -190,13 +190,8 @@ package final class TimerTable {
     ///   (``shrinkIfSparse()``): a storm drains a table through several halvings.
     @discardableResult
     package func remove(_ node: TimerNode, hash: UInt64, shrinking: Bool = true) -> TimerNode? {
-        let target = UInt64(UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque()))
-        var index = Int(truncatingIfNeeded: hash) & self.mask
-        while !self.slots[index].isEmpty {
-            if self.slots[index].address == target { return self.remove(at: index, shrinking: shrinking) }
-            index = (index + 1) & self.mask
-        }
-        return nil
+        let address = UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque())
+        return self.slot(ofNodeAt: address, hash: hash).map { self.remove(at: $0.index, shrinking: shrinking) }
     }
 
     /// Whether the table is sparse (less than an eighth full, above its smallest size): a removal
@@ -220,7 +215,23 @@ package final class TimerTable {
         self.index(of: id, hash: hash).map { ($0, self.slots[$0].node) }
     }
 
-    /// Removes the node in slot `index` (from ``slot(of:hash:)``, the table unchanged since);
+    /// The slot holding the node at `address`, registered under `hash`, and that node, borrowed:
+    /// found by identity, comparing slots and reading no node. `nil` if the table does not hold
+    /// a node there: `address` may be stale (a handle's ``TimerHandle/location``), as it is
+    /// compared, never dereferenced.
+    @inline(__always)
+    package func slot(ofNodeAt address: UInt, hash: UInt64) -> (index: Int, node: Unmanaged<TimerNode>)? {
+        let target = UInt64(address)
+        var index = Int(truncatingIfNeeded: hash) & self.mask
+        while !self.slots[index].isEmpty {
+            if self.slots[index].address == target { return (index, self.slots[index].node) }
+            index = (index + 1) & self.mask
+        }
+        return nil
+    }
+
+    /// Removes the node in slot `index` (from ``slot(of:hash:)`` or ``slot(ofNodeAt:hash:)``,
+    /// the table unchanged since);
     /// returns it.
     @inline(__always)
     package func remove(atSlot index: Int) -> TimerNode {

@@ -95,7 +95,7 @@ extension TimerCoreService {
     /// Cancels exactly one timer. See ``TimerService/cancel(_:)-(TimerHandle)``.
     @discardableResult
     public func cancel(_ handle: TimerHandle) -> Bool {
-        self.withCore(otherwise: false) { $0.cancel(handle.id, generation: handle.generation) }
+        self.withCore(otherwise: false) { $0.cancel(handle) }
     }
 
     /// The generation of the timer under `id`. See ``TimerService/generation(of:)``.

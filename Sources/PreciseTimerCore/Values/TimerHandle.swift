@@ -19,10 +19,33 @@ public struct TimerHandle: Hashable, Sendable, CustomStringConvertible {
     /// ``Tick/generation``).
     public let generation: UInt64
 
+    /// Where the service that scheduled the timer keeps it (its node's address), or 0: a hint
+    /// that spares `cancel(handle)` the look-up by ID. The service compares it with the addresses
+    /// it holds and reads a timer there only when it finds it, so a stale or foreign hint is
+    /// never dereferenced (see ``TimerTable/slot(ofNodeAt:hash:)``). Not part of the identity:
+    /// equality and hashing ignore it.
+    package let location: UInt
+
     /// Creates a handle. Services create these; tests and adapters may too.
     public init(id: TimerID, generation: UInt64) {
+        self.init(id: id, generation: generation, location: 0)
+    }
+
+    /// A handle with the ``location`` of its timer, as the service that schedules it hands out.
+    package init(id: TimerID, generation: UInt64, location: UInt) {
         self.id = id
         self.generation = generation
+        self.location = location
+    }
+
+    /// Whether both name the same timer: the same ID and generation.
+    public static func == (lhs: TimerHandle, rhs: TimerHandle) -> Bool {
+        lhs.generation == rhs.generation && lhs.id == rhs.id
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self.id)
+        hasher.combine(self.generation)
     }
 
     /// `id#generation`, e.g. `heartbeat#12`.
