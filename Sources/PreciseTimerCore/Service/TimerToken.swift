@@ -31,6 +31,8 @@ public final class TimerToken: Sendable {
     /// The timer's generation when the token was made; `nil` if no timer had the ID then (the
     /// token then does nothing).
     public let generation: UInt64?
+    /// The handle's ``TimerHandle/location`` (0 when made from an ID).
+    private let location: UInt
     private weak let service: (any TimerService)?
 
     /// Creates a token for exactly the timer `handle` names. Usually made with
@@ -38,6 +40,7 @@ public final class TimerToken: Sendable {
     public init(_ handle: TimerHandle, service: any TimerService) {
         self.id = handle.id
         self.generation = handle.generation
+        self.location = handle.location
         self.service = service
     }
 
@@ -47,6 +50,7 @@ public final class TimerToken: Sendable {
     public init(id: TimerID, service: any TimerService) {
         self.id = id
         self.generation = service.generation(of: id)
+        self.location = 0
         self.service = service
     }
 
@@ -59,6 +63,6 @@ public final class TimerToken: Sendable {
     @discardableResult
     public func cancel() -> Bool {
         guard let generation = self.generation, let service = self.service else { return false }
-        return service.cancel(TimerHandle(id: self.id, generation: generation))
+        return service.cancel(TimerHandle(id: self.id, generation: generation, location: self.location))
     }
 }
