@@ -7,6 +7,11 @@
 /// taken from ``TimerService/scheduleTimer(_:id:options:_:)`` as the timer is registered, never
 /// looked up afterwards.
 ///
+/// A handle belongs to the service that scheduled its timer: given to another service, it names
+/// no timer there you can count on. Besides its identity, a handle from `scheduleTimer` carries
+/// where its service keeps the timer, so a cancel by handle does not look the ID up; a handle
+/// built with ``init(id:generation:)`` is looked up by its ID and generation.
+///
 /// ```swift
 /// let handle = try timers.scheduleTimer(.after(.seconds(30)), id: "session-7") { _ in expire() }
 /// // …later, even if "session-7" expired and was scheduled again meanwhile:
