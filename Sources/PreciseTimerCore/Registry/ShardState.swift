@@ -348,10 +348,10 @@ package struct ShardState {
     package mutating func cancel(
         _ id: TimerID, hash: UInt64, generation: UInt64? = nil, location: UInt = 0
     ) -> (node: TimerNode?, handler: TimerNode.StoredHandler?) {
-        // Ended before its slot is cleared: taking a far timer out writes an entry of its tier, a
-        // cache line seldom in cache, and that write then goes out while the table's slots shift
-        // instead of holding up the lock's release (an atomic operation waits for every write
-        // before it). The table is not touched in between.
+        // Ended before its slot is cleared: the heap's writes (a sift's lines, or the far tier's
+        // dead bit) then go out while the table's slots shift instead of holding up the lock's
+        // release (an atomic operation waits for every write before it). Found in one step and
+        // removed in another, the node is never retained. The table is not touched in between.
         guard let (slot, node) = self.lookUp(id, hash: hash, generation: generation, location: location) else {
             return (nil, nil)
         }

@@ -20,8 +20,9 @@
 /// for them the heap's order is work done too early: a sift on every insert and removal, each
 /// level a cache line and an index written into a cold node. Once the heap holds
 /// ``minimumSplit`` entries, the later ones go to a *far tier* behind a bound: an unordered
-/// array where filing a timer is an append and removing one a swap with the last entry (the
-/// kernel's split between its timer wheel and its hrtimers, with one coarse level). The heap keeps
+/// array where filing a timer is an append and removing one sets a bit in a bitmap of dead
+/// entries, without touching the entry (see ``farDead``; the kernel's split between its timer
+/// wheel and its hrtimers, with one coarse level). The heap keeps
 /// about an eighth; when it and the due run are empty, the far tier's earliest entries come back
 /// (``refillIfDrained()``). The earliest entry is never in the far tier, so ``min`` reads only
 /// the heap and the run.
@@ -69,6 +70,15 @@ package struct TimerHeap {
     /// or the run holds an entry; `farBound` is `.max` exactly when the far tier is empty.
     private var far: TierArray = []
     private var farBound = Int64.max
+    /// The far entries taken out and not yet dropped: bit `i` of word `i / 64` is set when
+    /// `far[i]` is dead (its node gone, perhaps freed: never read through it). Words past the end
+    /// mean live entries. A removal marks its entry here rather than moving the last entry into
+    /// its place, so it writes this bitmap (a 64th of the far tier's size, usually in cache)
+    /// instead of the entry's line, seldom in cache at a million timers; ``compactFar()`` drops the
+    /// dead entries once they are as many as the live ones, and before a refill.
+    /// Invariant: the far tier is empty when every entry in it is dead.
+    private var farDead: ContiguousArray<UInt64> = []
+    private var farDeadCount = 0
     /// The heap's size at which ``split()`` moves its later entries to the far tier (raised after
     /// each split, so splitting is amortized O(1) per insert even when nothing can move).
     private var splitAt = Self.minimumSplit
@@ -104,10 +114,20 @@ package struct TimerHeap {
     package init() {}
 
     /// Pending timers: the heap's entries, the run's live ones and the far tier's.
-    package var count: Int { self.entries.count + self.runCount + self.far.count }
+    package var count: Int { self.entries.count + self.runCount + self.far.count - self.farDeadCount }
 
-    /// The entries of the far tier (tests).
-    package var farCount: Int { self.far.count }
+    /// The live entries of the far tier (tests).
+    package var farCount: Int { self.far.count - self.farDeadCount }
+
+    /// The far tier's dead entries, not dropped yet (tests).
+    package var farDeadEntries: Int { self.farDeadCount }
+
+    /// Whether the far entry at `index` is dead (see ``farDead``).
+    @inline(__always)
+    private static func isDead(_ index: Int, in bits: ContiguousArray<UInt64>) -> Bool {
+        let word = index &>> 6
+        return word < bits.count && bits[word] & (1 &<< UInt64(index & 63)) != 0
+    }
 
     /// ``TimerNode/heapIndex`` of a far entry at `index` (and back: the map is its own inverse).
     @inline(__always)
@@ -151,7 +171,8 @@ package struct TimerHeap {
         for entry in self.entries {
             body(entry.sequence, entry.node)
         }
-        for entry in self.far {
+        let dead = self.farDead
+        for (index, entry) in self.far.enumerated() where !Self.isDead(index, in: dead) {
             body(entry.sequence, entry.node)
         }
     }
@@ -203,7 +224,7 @@ package struct TimerHeap {
     /// node's deadline and the registry files an early entry again when it reaches the top.
     ///
     /// A node in the heap proper or the far tier is at its ``TimerNode/heapIndex`` (see
-    /// ``farIndex(_:)``), taken out of the far tier by a swap with its last entry. A node gathered into the run
+    /// ``farIndex(_:)``), taken out of the far tier by marking its entry dead. A node gathered into the run
     /// still holds the index it had in the heap (writing a new one into every gathered node is
     /// the very cache miss the run avoids), so an index that does not point back at the node
     /// means the run, where the node is found by its key in O(log n) (by a scan of the run when a
@@ -216,8 +237,15 @@ package struct TimerHeap {
             self.refillIfDrained()
             return
         }
-        let farIndex = Self.farIndex(index)
-        if farIndex >= 0 && farIndex < self.far.count && self.far[farIndex].node.toOpaque() == address {
+        if index <= -2 {
+            // A far index is exact (every move in or out of the far tier writes it), so the
+            // entry, a line seldom in cache, is not read to check it.
+            let farIndex = Self.farIndex(index)
+            assert(
+                farIndex < self.far.count && self.far[farIndex].node.toOpaque() == address
+                    && !Self.isDead(farIndex, in: self.farDead),
+                "TimerHeap: a far index that does not point back at its node")
+            node.heapIndex = -1
             self.removeFar(at: farIndex)
             return
         }
@@ -252,21 +280,72 @@ package struct TimerHeap {
 
     // MARK: The far tier
 
-    /// Takes the far entry at `index` out: the last far entry takes its place (one index written,
-    /// into the node filed last, usually still in cache).
+    /// Takes the far entry at `index` out (its node's index already reset) without touching it:
+    /// the entry is marked dead in ``farDead``, or dropped at once when it is the last, with any
+    /// dead ones before it. The dead ones go once they are as many as the live ones
+    /// (``compactFar()``): each compaction moves at most as many entries as removals marked, so a
+    /// removal costs one index written later, in a sequential pass, instead of a cache miss now.
     private mutating func removeFar(at index: Int) {
-        self.far[index].node._withUnsafeGuaranteedRef { $0.heapIndex = -1 }
-        let last = self.far.removeLast()
-        if index < self.far.count {
-            self.far[index] = last
-            last.node._withUnsafeGuaranteedRef { $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(index)) }
-        }
-        if self.far.isEmpty {
-            self.far = []
-            self.farBound = .max
+        if index == self.far.count - 1 {
+            var end = index
+            while end > 0, Self.isDead(end - 1, in: self.farDead) { end -= 1 }
+            self.far.removeLast(self.far.count - end)
+            if end < index {
+                self.farDeadCount -= index - end
+                self.clearDeadBits(from: end)
+            }
         } else {
-            Self.fitIfSparse(&self.far)
+            let word = index &>> 6
+            if word >= self.farDead.count {
+                self.farDead.append(contentsOf: repeatElement(0, count: word + 1 - self.farDead.count))
+            }
+            self.farDead[word] |= 1 &<< UInt64(index & 63)
+            self.farDeadCount += 1
         }
+        if self.far.count == self.farDeadCount {
+            self.far = []
+            self.farDead = []
+            self.farDeadCount = 0
+            self.farBound = .max
+        } else if self.farDeadCount >= Self.minimumCompaction, 2 * self.farDeadCount >= self.far.count {
+            self.compactFar()
+        }
+    }
+
+    /// Dead far entries below which the far tier is not compacted (one cache line of entries
+    /// costs more to move than it holds).
+    package static let minimumCompaction = 64
+
+    /// Clears the dead bits from far index `start` on (those entries were dropped).
+    private mutating func clearDeadBits(from start: Int) {
+        let word = start &>> 6
+        guard word < self.farDead.count else { return }
+        self.farDead[word] &= (1 &<< UInt64(start & 63)) &- 1
+        self.farDead.removeLast(self.farDead.count - word - 1)
+        while let last = self.farDead.last, last == 0 { self.farDead.removeLast() }
+    }
+
+    /// Drops the dead far entries: the live ones close up, in order, each that moves getting its
+    /// new index written into its node.
+    private mutating func compactFar() {
+        guard self.farDeadCount > 0 else { return }
+        let dead = self.farDead
+        var kept = 0
+        self.far.withUnsafeMutableBufferPointer { buffer in
+            for index in 0..<buffer.count where !Self.isDead(index, in: dead) {
+                if kept != index {
+                    buffer[kept] = buffer[index]
+                    buffer[kept].node._withUnsafeGuaranteedRef {
+                        $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(kept))
+                    }
+                }
+                kept += 1
+            }
+        }
+        self.far.removeLast(self.far.count - kept)
+        self.farDead = []
+        self.farDeadCount = 0
+        Self.fitIfSparse(&self.far)
     }
 
     /// Sparse (less than an eighth of its storage, above ``shrinkThreshold``): shrunk to twice its
@@ -344,6 +423,7 @@ package struct TimerHeap {
     /// read of 24 bytes; the nodes are touched only to write the indices of those that move.
     private mutating func refillIfDrained() {
         guard self.entries.isEmpty, self.runStart >= self.run.count, !self.far.isEmpty else { return }
+        self.compactFar()
         // A small far tier comes back whole: one pass, and a storm among them is one due run. So
         // does one whose sampled timers all stand at the clock's end (a bound of `.max`).
         let bound =
@@ -653,7 +733,8 @@ package struct TimerHeap {
     package func forEachKeyedEntry(_ body: (_ entry: Entry) -> Void) {
         for runEntry in self.run[self.runStart...] where runEntry.isLive { body(runEntry.entry) }
         for entry in self.entries { body(entry) }
-        for entry in self.far { body(entry) }
+        let dead = self.farDead
+        for (index, entry) in self.far.enumerated() where !Self.isDead(index, in: dead) { body(entry) }
     }
 
     /// What is wrong with the heap's own structure (empty when nothing): the heap order, each
@@ -668,7 +749,12 @@ package struct TimerHeap {
                 violations.append("heap entry \(index): its node says it is at another index")
             }
         }
+        var dead = 0
         for (index, entry) in self.far.enumerated() {
+            if Self.isDead(index, in: self.farDead) {
+                dead += 1
+                continue
+            }
             if entry.deadline < self.farBound { violations.append("far entry \(index) is before the far bound") }
             if entry.node._withUnsafeGuaranteedRef({ Int($0.heapIndex) }) != Self.farIndex(index) {
                 violations.append("far entry \(index): its node says it is elsewhere")
@@ -683,6 +769,13 @@ package struct TimerHeap {
         {
             violations.append("a due run entry is not before the far bound")
         }
+        if dead != self.farDeadCount {
+            violations.append("far tier: \(dead) dead entries, counted \(self.farDeadCount)")
+        }
+        if self.farDead.count > (self.far.count + 63) / 64 {
+            violations.append("far tier: dead bits past its end")
+        }
+        if !self.far.isEmpty, dead == self.far.count { violations.append("far tier: every entry is dead") }
         if self.far.isEmpty != (self.farBound == .max) {
             violations.append("far tier: \(self.far.count) entries, bound \(self.farBound)")
         }
