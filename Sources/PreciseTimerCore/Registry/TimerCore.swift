@@ -40,7 +40,9 @@ import Synchronization
 ///   due run) and, past 1 024 entries, the later ones in an unordered far tier behind a bound:
 ///   every heap and run entry is before the bound, every far entry at or after it, and the far
 ///   tier is empty whenever the heap and the run are. So the earliest entry is always in the heap
-///   or the run, and a node's ``TimerNode/heapIndex`` says which tier holds it.
+///   or the run, and a node's ``TimerNode/heapIndex`` says which tier holds it. A far entry
+///   taken out stays in place, marked dead in a bitmap, until the tier is compacted: its node
+///   may be freed meanwhile, so nothing reads a node through a far entry without that bit.
 /// - **Counters.** ``sequence`` gives scheduling order, generations and generated IDs (never
 ///   reused); a node's `epoch` invalidates fires already taken; the shard's `era` ends every
 ///   node swapped out by `cancelAll` or `close` at once; ``boundVersion`` tells an engine its
