@@ -3,7 +3,8 @@ import PreciseTimerTesting
 import Testing
 
 /// The far tier's removals mark their entry dead instead of moving the last entry into its
-/// place; the dead entries go once they are as many as the live ones, or before a refill.
+/// place; the dead entries go once they are as many as the live ones, or as a refill brings
+/// them near.
 @Suite("Far tier removals")
 struct FarTierTests {
     private static func node(_ number: Int, deadline: Int64) -> TimerNode {
@@ -59,13 +60,51 @@ struct FarTierTests {
         #expect(mostDead >= TimerHeap.minimumCompaction)
         #expect(compactions > 0)
         #expect(heap.structureViolations().isEmpty)
-        // Drain in order: refills compact first, and each popped node is the earliest left.
+        // Drain in order: refills drop the dead entries they bring near, and each popped node is
+        // the earliest left.
         let order = live.values.sorted { ($0.fireAt, $0.sequence) < ($1.fireAt, $1.sequence) }
         for expected in order {
             #expect(heap.removeMin() === expected)
         }
         #expect(heap.count == 0 && heap.farCount == 0 && heap.farDeadEntries == 0)
         #expect(heap.structureViolations().isEmpty)
+    }
+
+    /// The earliest far timers are cancelled, fewer than half the tier (so no compaction), and
+    /// then everything pops: the first refills bring back only dead entries, which they drop,
+    /// refilling again until a live one comes near.
+    @Test("a refill drops the dead entries it brings near, and refills again when all were dead")
+    func refillDropsDeadEntries() {
+        var heap = TimerHeap()
+        var live: [Int: TimerNode] = [:]
+        for number in 1...6_000 {
+            // Spread over six seconds, scheduled out of order.
+            let node = Self.node(number, deadline: Int64((number * 7_919) % 6_000 + 1) * 1_000_000)
+            live[number] = node
+            heap.insert(node)
+        }
+        let far = live.filter { $0.value.heapIndex <= -2 }.sorted { $0.value.fireAt < $1.value.fireAt }
+        #expect(far.count > 5_000 && far.count > 2 * 1_500)
+        for (number, node) in far.prefix(1_500) {
+            heap.remove(node)
+            live[number] = nil
+        }
+        #expect(heap.farDeadEntries == 1_500)
+        #expect(heap.count == live.count && heap.structureViolations().isEmpty)
+        var popped = 0
+        var last: (Int64, UInt64) = (.min, 0)
+        while let node = heap.removeMin() {
+            #expect(live.removeValue(forKey: Int(node.sequence)) === node)
+            #expect(last < (node.fireAt, node.sequence))
+            last = (node.fireAt, node.sequence)
+            popped += 1
+            if popped % 200 == 0 {
+                let violations = heap.structureViolations()
+                #expect(violations.isEmpty, "\(violations.prefix(3))")
+            }
+        }
+        #expect(live.isEmpty && popped == 4_500)
+        #expect(heap.count == 0 && heap.farDeadEntries == 0)
     }
 
     @Test("taking out the far tier's last entry drops it and the dead entries before it")

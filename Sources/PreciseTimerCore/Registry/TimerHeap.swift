@@ -75,7 +75,7 @@ package struct TimerHeap {
     /// mean live entries. A removal marks its entry here rather than moving the last entry into
     /// its place, so it writes this bitmap (a 64th of the far tier's size, usually in cache)
     /// instead of the entry's line, seldom in cache at a million timers; ``compactFar()`` drops the
-    /// dead entries once they are as many as the live ones, and before a refill.
+    /// dead entries once they are as many as the live ones, and a refill those that come near.
     /// Invariant: the far tier is empty when every entry in it is dead.
     private var farDead: ContiguousArray<UInt64> = []
     private var farDeadCount = 0
@@ -376,8 +376,8 @@ package struct TimerHeap {
 
     /// Keeps the heap small when most timers are far off: moves the entries at or after a new
     /// ``farBound`` (chosen to keep about an eighth of the heap, at least ``nearTarget``) into
-    /// the far tier, where filing or removing one is an append or a swap with the last instead of
-    /// a sift through the heap's levels. Called when the heap reaches ``splitAt``.
+    /// the far tier, where filing or removing one is an append or a bit set instead of a sift
+    /// through the heap's levels. Called when the heap reaches ``splitAt``.
     private mutating func split() {
         let wanted = Swift.max(Self.nearTarget, self.entries.count / 8)
         let bound = self.entries.withUnsafeBufferPointer { Self.bound(placing: wanted, of: $0) }
@@ -421,46 +421,84 @@ package struct TimerHeap {
     /// earliest entry is never in the far tier. One pass over the far tier: at a million timers
     /// (16 000 a shard) each entry is scanned about sixteen times in its life, a sequential
     /// read of 24 bytes; the nodes are touched only to write the indices of those that move.
+    /// Dead entries (see ``farDead``) take part by their keys, their bits moving with them, and
+    /// those that come near are dropped: a refill never moves the whole tier to close it up.
     private mutating func refillIfDrained() {
-        guard self.entries.isEmpty, self.runStart >= self.run.count, !self.far.isEmpty else { return }
-        self.compactFar()
+        // Every entry that came near may have been dead: then again, with the rest.
+        while self.entries.isEmpty, self.runStart >= self.run.count, !self.far.isEmpty {
+            self.refill()
+        }
+    }
+
+    private mutating func refill() {
         // A small far tier comes back whole: one pass, and a storm among them is one due run. So
         // does one whose sampled timers all stand at the clock's end (a bound of `.max`).
         let bound =
-            self.far.count <= Self.maximumRefill
+            self.far.count - self.farDeadCount <= Self.maximumRefill
             ? .max
             : self.far.withUnsafeBufferPointer {
                 Self.bound(placing: Swift.min(Swift.max(Self.nearTarget, $0.count / 8), Self.maximumRefill), of: $0)
             }
         // Partition in place: what stays far to the front, what comes near from `low` on. Only a
-        // far entry that changes place gets its index written (about as many as come near).
+        // live far entry that changes place gets its index written (about as many as come near).
         var low = 0
         if bound != .max {
             var high = self.far.count
+            var dead = self.farDead
+            self.farDead = []  // Unique: its bits are swapped in place.
             self.far.withUnsafeMutableBufferPointer { buffer in
                 while true {
                     while low < high, buffer[low].deadline >= bound { low += 1 }
                     while low < high, buffer[high - 1].deadline < bound { high -= 1 }
                     guard low < high else { break }
                     buffer.swapAt(low, high - 1)
-                    buffer[low].node._withUnsafeGuaranteedRef {
-                        $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(low))
+                    if !dead.isEmpty { Self.swapDeadBits(low, high - 1, in: &dead) }
+                    if !Self.isDead(low, in: dead) {
+                        buffer[low].node._withUnsafeGuaranteedRef {
+                            $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(low))
+                        }
                     }
                     low += 1
                     high -= 1
                 }
             }
+            self.farDead = dead
         }
-        self.entries.append(elementsOf: self.far, from: low)
+        if self.farDeadCount == 0 {
+            self.entries.append(elementsOf: self.far, from: low)
+        } else {
+            let dead = self.farDead
+            for index in low..<self.far.count {
+                if Self.isDead(index, in: dead) {
+                    self.farDeadCount -= 1
+                } else {
+                    self.entries.append(self.far[index])
+                }
+            }
+            self.clearDeadBits(from: low)
+        }
         self.far.removeLast(self.far.count - low)
-        if self.far.isEmpty {
+        if self.far.count == self.farDeadCount {
             self.far = []
+            self.farDead = []
+            self.farDeadCount = 0
             self.farBound = .max
         } else {
             self.farBound = bound
         }
         self.heapify()
         self.splitAt = Swift.max(Self.minimumSplit, 2 * self.entries.count)
+    }
+
+    /// Swaps the dead bits of far indices `a` and `b` (`bits` covers both when either is set).
+    private static func swapDeadBits(_ a: Int, _ b: Int, in bits: inout ContiguousArray<UInt64>) {
+        let deadA = Self.isDead(a, in: bits)
+        let deadB = Self.isDead(b, in: bits)
+        guard deadA != deadB else { return }
+        let needed = Swift.max(a, b) &>> 6 + 1
+        if bits.count < needed { bits.append(contentsOf: repeatElement(0, count: needed - bits.count)) }
+        bits[a &>> 6] ^= 1 &<< UInt64(a & 63)
+        bits[b &>> 6] ^= 1 &<< UInt64(b & 63)
     }
 
     /// Takes the run's entry at `index` out (it is live); returns its node.
