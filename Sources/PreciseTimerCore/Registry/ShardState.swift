@@ -118,13 +118,13 @@ package struct ShardState {
     /// Bumped by ``cancelAll()`` and ``close(_:)``, which swap the whole table out instead of
     /// ending each node under the lock: a node of an older era is ended, whatever its state says.
     var era: UInt32 = 0
+    /// ``end``, boxed: one pointer to test per schedule instead of an error kept inline.
+    private var endBox: EndBox?
     /// The timer the loop is sure to look at by its deadline without being told again: this
     /// shard's head as the loop last saw it (``peek()``), or an earlier timer pushed since,
     /// for which the loop was told (see ``push(_:)``); ``Head/running`` while the loop pops.
     var loopLooksAt = Head.none
     var heap = TimerHeap()
-    /// ``end``, boxed: one pointer to test per schedule instead of an error kept inline.
-    private var endBox: EndBox?
     /// The timers bound to the continuous or the wall clock (see ``ClockBinding``). Only a
     /// clock event walks them all (``rebase(now:)``); a change to one is O(log n)
     /// (``boundDeadlines``).

@@ -216,7 +216,7 @@ extension TimerCore {
         let node = NamedTimerNode(
             id: id, deadline: deadline, interval: 0, options: options, clock: request.clock, tolerance: tolerance,
             handler: handler)
-        node.sequence = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
+        node.sequence = self.sequence.next()
         node.place(hash: hash)
         if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
         // A creation, counted before the timer is visible (see ``schedule(_:id:options:_:)``); a

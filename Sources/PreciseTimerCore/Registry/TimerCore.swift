@@ -75,8 +75,9 @@ package final class TimerCore: Sendable {
     private nonisolated(unsafe) let shardReferences: UnsafeMutablePointer<Unmanaged<TimerShard>>
     /// Scheduling order and generations, one counter for every shard: timers due at the same
     /// instant fire in the order they were scheduled, whichever shards they live in. Generated
-    /// IDs take their number from it too.
-    let sequence = Atomic<UInt64>(0)
+    /// IDs take their number from it too. Every schedule writes it, from any thread, so it has
+    /// cache lines of its own (``SequenceCounter``).
+    let sequence = SequenceCounter()
     /// Shards whose head the loop must look at again (bit `k` for shard `k`): set by a thread
     /// that pushed a timer ahead of what the loop saw there.
     let dirty = Atomic<UInt64>(0)
@@ -248,7 +249,7 @@ package final class TimerCore: Sendable {
         }
         let tolerance = try Self.validatedTolerance(options, id: id)
         let request = try trigger.request(now: self.doorbell.now(), clock: options.clock, driver: self.doorbell, id: id)
-        let number = self.sequence.wrappingAdd(1, ordering: .relaxed).newValue
+        let number = self.sequence.next()
         // A generated name is unique by construction: its number is this timer's generation, and
         // no explicit ID may take the generated form.
         let name = id ?? TimerID(generatedNumber: number)

@@ -70,15 +70,6 @@ package struct TimerHeap {
     /// or the run holds an entry; `farBound` is `.max` exactly when the far tier is empty.
     private var far: TierArray = []
     private var farBound = Int64.max
-    /// The far entries taken out and not yet dropped: bit `i` of word `i / 64` is set when
-    /// `far[i]` is dead (its node gone, perhaps freed: never read through it). Words past the end
-    /// mean live entries. A removal marks its entry here rather than moving the last entry into
-    /// its place, so it writes this bitmap (a 64th of the far tier's size, usually in cache)
-    /// instead of the entry's line, seldom in cache at a million timers; ``compactFar()`` drops the
-    /// dead entries once they are as many as the live ones, and a refill those that come near.
-    /// Invariant: the far tier is empty when every entry in it is dead.
-    private var farDead: ContiguousArray<UInt64> = []
-    private var farDeadCount = 0
     /// The heap's size at which ``split()`` moves its later entries to the far tier (raised after
     /// each split, so splitting is amortized O(1) per insert even when nothing can move).
     private var splitAt = Self.minimumSplit
@@ -93,6 +84,16 @@ package struct TimerHeap {
     /// count that found too few (so a heap with a few due entries among many is not counted at
     /// every pop: the count costs about what the pops it covers cost).
     private var gatherCredit = 0
+    /// The far entries taken out and not yet dropped: bit `i` of word `i / 64` is set when
+    /// `far[i]` is dead (its node gone, perhaps freed: never read through it). Words past the end
+    /// mean live entries. A removal marks its entry here rather than moving the last entry into
+    /// its place, so it writes this bitmap (a 64th of the far tier's size, usually in cache)
+    /// instead of the entry's line, seldom in cache at a million timers; ``compactFar()`` drops the
+    /// dead entries once they are as many as the live ones, and a refill those that come near.
+    /// Invariant: the far tier is empty when every entry in it is dead. Stored last: only a far
+    /// removal and a refill read them, and a call's other fields stay in fewer cache lines.
+    private var farDead: ContiguousArray<UInt64> = []
+    private var farDeadCount = 0
 
     /// Entries fewer than this are popped one by one: a run would not pay for its sort.
     static let minimumRun = 32
