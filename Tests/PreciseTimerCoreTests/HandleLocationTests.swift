@@ -1,5 +1,6 @@
 import PreciseTimerCore
 import PreciseTimerTesting
+import Synchronization
 import Testing
 
 /// A handle carries its node's address (``TimerHandle/location``), so a cancel, reschedule or
@@ -22,6 +23,31 @@ struct HandleLocationTests {
             #expect(Set([plain, handle]).count == 1)
         }
         #expect(named != generated)
+    }
+
+    @Test("a generated ID is built from the generation when read; equality and hashing still compare IDs")
+    func generatedIDNotStored() throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        let ticks = Mutex<[TimerHandle]>([])
+        let handle = try timers.scheduleTimer(.after(.seconds(1))) { tick in ticks.withLock { $0.append(tick.handle) } }
+        let generation = handle.generation
+        #expect(handle.id.rawValue == "timer-\(generation)" && handle.id.isGenerated)
+        #expect(handle.description == "timer-\(generation)#\(generation)")
+        let spelled = TimerHandle(id: TimerID("timer-\(generation)"), generation: generation)
+        #expect(spelled == handle && spelled.hashValue == handle.hashValue)
+        #expect(spelled.id == handle.id)
+        // Not the generated ID of this generation: kept as given, and a different timer.
+        for other in [TimerID("timer-0\(generation)"), TimerID("timer-\(generation + 1)"), TimerID("job")] {
+            let handleOfOther = TimerHandle(id: other, generation: generation)
+            #expect(handleOfOther.id == other)
+            #expect(handleOfOther != handle, "\(other)")
+        }
+        #expect(TimerHandle(id: "timer-0", generation: 0).id == "timer-0")
+        try timers.advance(by: .seconds(1))
+        let fired = ticks.withLock { $0 }
+        #expect(fired == [handle])
+        #expect(fired.first?.id == handle.id)
     }
 
     /// The address of a cancelled timer's node is reused by the next one (as malloc does), under

@@ -227,16 +227,16 @@ package struct ShardState {
     /// node. The node is borrowed: valid until the table changes.
     @inline(__always)
     func lookUp(
-        _ id: TimerID, hash: UInt64, generation: UInt64?, location: UInt
+        _ id: @autoclosure () -> TimerID, hash: UInt64, generation: UInt64?, location: UInt
     ) -> (index: Int, node: Unmanaged<TimerNode>)? {
         if location != 0, let generation {
             // The handle's timer, if registered, is at its location: no other node is a match.
             guard let found = self.timers.slot(ofNodeAt: location, hash: hash),
-                found.node._withUnsafeGuaranteedRef({ $0.sequence == generation && $0.isNamed(id, hash: hash) })
+                found.node._withUnsafeGuaranteedRef({ $0.sequence == generation && $0.isNamed(id(), hash: hash) })
             else { return nil }
             return found
         }
-        guard let found = self.timers.slot(of: id, hash: hash),
+        guard let found = self.timers.slot(of: id(), hash: hash),
             generation == nil || found.node._withUnsafeGuaranteedRef({ $0.sequence }) == generation
         else { return nil }
         return found
@@ -346,13 +346,13 @@ package struct ShardState {
     /// the lock: the handler's captures and a wall-clock timer's schedule are user code, run by
     /// their deinits, and the node may hold the last reference to either.
     package mutating func cancel(
-        _ id: TimerID, hash: UInt64, generation: UInt64? = nil, location: UInt = 0
+        _ id: @autoclosure () -> TimerID, hash: UInt64, generation: UInt64? = nil, location: UInt = 0
     ) -> (node: TimerNode?, handler: TimerNode.StoredHandler?) {
         // Ended before its slot is cleared: the heap's writes (a sift's lines, or the far tier's
         // dead bit) then go out while the table's slots shift instead of holding up the lock's
         // release (an atomic operation waits for every write before it). Found in one step and
         // removed in another, the node is never retained. The table is not touched in between.
-        guard let (slot, node) = self.lookUp(id, hash: hash, generation: generation, location: location) else {
+        guard let (slot, node) = self.lookUp(id(), hash: hash, generation: generation, location: location) else {
             return (nil, nil)
         }
         let handler = node._withUnsafeGuaranteedRef { self.end($0) }

@@ -88,7 +88,7 @@ extension TimerCore {
     /// handle names it); returns whether it did.
     @discardableResult
     package func cancel(_ id: TimerID, generation: UInt64? = nil) -> Bool {
-        self.cancel(id, generation: generation, location: 0)
+        self.cancel(id, hash: id.tableHash, generation: generation, location: 0)
     }
 
     /// Ends the timer `handle` names, and only that one; returns whether it did. With the
@@ -96,17 +96,19 @@ extension TimerCore {
     /// node itself are fetched at once, before the lock, rather than one after the other.
     @discardableResult
     package func cancel(_ handle: TimerHandle) -> Bool {
-        self.cancel(handle.id, generation: handle.generation, location: handle.location)
+        self.cancel(handle.id, hash: handle.tableHash, generation: handle.generation, location: handle.location)
     }
 
+    /// `id` is built only if the shard needs it: a generated ID is compared by its number.
     @inline(__always)
-    private func cancel(_ id: TimerID, generation: UInt64?, location: UInt) -> Bool {
-        let hash = id.tableHash
+    private func cancel(
+        _ id: @autoclosure () -> TimerID, hash: UInt64, generation: UInt64?, location: UInt
+    ) -> Bool {
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash, inOrder: true)  // Overlaps taking the lock.
         if location != 0 { self.doorbell.prefetch(node: location) }  // A hint: never dereferenced.
         let ended = self.withLockedShard(shard) {
-            $0.cancel(id, hash: hash, generation: generation, location: location)
+            $0.cancel(id(), hash: hash, generation: generation, location: location)
         }
         withExtendedLifetime(ended) {}  // Released here, outside the lock.
         guard ended.node != nil else { return false }

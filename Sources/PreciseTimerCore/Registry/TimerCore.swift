@@ -251,9 +251,9 @@ package final class TimerCore: Sendable {
         let request = try trigger.request(now: self.doorbell.now(), clock: options.clock, driver: self.doorbell, id: id)
         let number = self.sequence.next()
         // A generated name is unique by construction: its number is this timer's generation, and
-        // no explicit ID may take the generated form.
-        let name = id ?? TimerID(generatedNumber: number)
-        let hash = id == nil ? TimerID.tableHash(generatedNumber: number) ?? name.tableHash : name.tableHash
+        // no explicit ID may take the generated form. It is not built here (see ``TimerHandle/id``).
+        let hash =
+            id?.tableHash ?? TimerID.tableHash(generatedNumber: number) ?? TimerID(generatedNumber: number).tableHash
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash, inOrder: true)  // Overlaps building the node.
         // Built outside the lock: if the registry refuses it, its handler is released out here.
@@ -288,8 +288,9 @@ package final class TimerCore: Sendable {
         if wake || request.clock != nil {
             self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : fireAt)
         }
-        return TimerHandle(
-            id: name, generation: number, location: UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque()))
+        let location = UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque())
+        guard let id else { return TimerHandle(generatedBy: number, location: location) }
+        return TimerHandle(id: id, generation: number, location: location)
     }
 
     /// The options' tolerance in nanoseconds: 0 to ``TimerService/maximumDuration``. Inlined for

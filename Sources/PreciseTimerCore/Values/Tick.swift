@@ -89,7 +89,10 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
     /// The identity of the timer that produced this tick: ``TimerService/cancel(_:)-(TimerHandle)``
     /// with it ends exactly that timer, never a later one that reused its explicit ID (a handler
     /// that cancels itself: `timers.cancel(tick.handle)`).
-    public var handle: TimerHandle { TimerHandle(id: self.id, generation: self.generation) }
+    public var handle: TimerHandle {
+        guard let storedID = self.storedID else { return TimerHandle(generatedBy: self.generation, location: 0) }
+        return TimerHandle(id: storedID, generation: self.generation)
+    }
 
     /// `firedAt - scheduledAt`: how late the handler was called. Never negative, because no
     /// timer fires before its deadline.

@@ -18,8 +18,9 @@
 /// timers.cancel(handle)  // ends this timer only
 /// ```
 public struct TimerHandle: Hashable, Sendable, CustomStringConvertible {
-    /// The timer's ID.
-    public let id: TimerID
+    /// The timer's ID. A generated one (`timer-<generation>`) is not stored: it is built from
+    /// the generation when read.
+    public var id: TimerID { self.storedID ?? TimerID(generatedNumber: self.generation) }
     /// The timer's generation: unique among the timers its service has scheduled (see
     /// ``Tick/generation``).
     public let generation: UInt64
@@ -31,6 +32,11 @@ public struct TimerHandle: Hashable, Sendable, CustomStringConvertible {
     /// equality and hashing ignore it.
     package let location: UInt
 
+    /// The ID, unless it is the generated `timer-<generation>` (`nil`): a timer scheduled without
+    /// an ID hands out its handle without building that string, and a cancel by handle hashes
+    /// its number without parsing one (``tableHash``).
+    private let storedID: TimerID?
+
     /// Creates a handle. Services create these; tests and adapters may too.
     public init(id: TimerID, generation: UInt64) {
         self.init(id: id, generation: generation, location: 0)
@@ -38,19 +44,35 @@ public struct TimerHandle: Hashable, Sendable, CustomStringConvertible {
 
     /// A handle with the ``location`` of its timer, as the service that schedules it hands out.
     package init(id: TimerID, generation: UInt64, location: UInt) {
-        self.id = id
+        self.storedID = id.canonicalGeneratedNumber == generation ? nil : id
         self.generation = generation
         self.location = location
     }
 
+    /// The handle of a timer named by its generation (`timer-<generation>`), at `location`.
+    package init(generatedBy generation: UInt64, location: UInt) {
+        self.storedID = nil
+        self.generation = generation
+        self.location = location
+    }
+
+    /// The ID's ``TimerID/tableHash``, computed from the generation for a generated ID.
+    @inline(__always)
+    package var tableHash: UInt64 {
+        if let storedID = self.storedID { return storedID.tableHash }
+        return TimerID.tableHash(generatedNumber: self.generation) ?? self.id.tableHash
+    }
+
     /// Whether both name the same timer: the same ID and generation.
     public static func == (lhs: TimerHandle, rhs: TimerHandle) -> Bool {
-        lhs.generation == rhs.generation && lhs.id == rhs.id
+        // A generated ID is stored by neither (it is `timer-<generation>` for both), a chosen one
+        // by both: comparing what is stored compares the IDs.
+        lhs.generation == rhs.generation && lhs.storedID == rhs.storedID
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(self.id)
         hasher.combine(self.generation)
+        hasher.combine(self.storedID)
     }
 
     /// `id#generation`, e.g. `heartbeat#12`.
