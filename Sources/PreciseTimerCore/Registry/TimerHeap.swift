@@ -21,7 +21,8 @@
 /// level a cache line and an index written into a cold node. Once the heap holds
 /// ``minimumSplit`` entries, the later ones go to a *far tier* behind a bound: an unordered
 /// array where filing a timer is an append and removing one sets a bit in a bitmap of dead
-/// entries, without touching the entry (see ``farDead``; the kernel's split between its timer
+/// entries, without touching the entry, or, next to the previous removal, swaps the last entry
+/// into its place (see ``farDead`` and ``removeFar(at:)``; the kernel's split between its timer
 /// wheel and its hrtimers, with one coarse level). The heap keeps
 /// about an eighth; when it and the due run are empty, the far tier's earliest entries come back
 /// (``refillIfDrained()``). The earliest entry is never in the far tier, so ``min`` reads only
@@ -94,6 +95,8 @@ package struct TimerHeap {
     /// removal and a refill read them, and a call's other fields stay in fewer cache lines.
     private var farDead: ContiguousArray<UInt64> = []
     private var farDeadCount = 0
+    /// The far index of the last removal (see ``removeFar(at:)``).
+    private var previousFarRemoval = Int.min / 2
 
     /// Entries fewer than this are popped one by one: a run would not pay for its sort.
     static let minimumRun = 32
@@ -183,6 +186,9 @@ package struct TimerHeap {
     package mutating func insert(_ node: TimerNode) {
         let entry = Entry(deadline: node.fireAt, sequence: node.sequence, node: .passUnretained(node))
         if entry.deadline >= self.farBound, self.farBound != .max {
+            // Full, an eighth of it dead: those are dropped rather than the storage grown (a copy
+            // of it), so a tier whose timers come and go at a steady count keeps its storage.
+            if self.far.count == self.far.capacity, self.farDeadCount >= self.far.count / 8 { self.compactFar() }
             node.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(self.far.count))
             self.far.append(entry)
             return
@@ -285,15 +291,36 @@ package struct TimerHeap {
     /// the entry is marked dead in ``farDead``, or dropped at once when it is the last, with any
     /// dead ones before it. The dead ones go once they are as many as the live ones
     /// (``compactFar()``): each compaction moves at most as many entries as removals marked, so a
-    /// removal costs one index written later, in a sequential pass, instead of a cache miss now.
+    /// removal costs at most one index written later, in one pass, instead of a cache miss now.
     private mutating func removeFar(at index: Int) {
-        if index == self.far.count - 1 {
-            var end = index
-            while end > 0, Self.isDead(end - 1, in: self.farDead) { end -= 1 }
-            self.far.removeLast(self.far.count - end)
-            if end < index {
-                self.farDeadCount -= index - end
+        // Next to the previous removal (timers ending in the order they were filed: expiring
+        // sessions, FIFO cancels), the entry's line is in cache: the last live entry takes its
+        // place at once, as a swap, its node (filed last) written. Elsewhere the line would be a
+        // miss: the entry is marked dead instead.
+        let nearPrevious = abs(index &- self.previousFarRemoval) <= Self.nearRemoval
+        self.previousFarRemoval = index
+        if index == self.far.count - 1 || nearPrevious {
+            // The dead entries at the end first: then the last entry is live (or the victim).
+            var end = self.far.count
+            while end > index + 1, Self.isDead(end - 1, in: self.farDead) { end -= 1 }
+            if end < self.far.count {
+                self.farDeadCount -= self.far.count - end
+                self.far.removeLast(self.far.count - end)
                 self.clearDeadBits(from: end)
+            }
+            let last = self.far.removeLast()
+            if index < self.far.count {
+                self.far[index] = last
+                last.node._withUnsafeGuaranteedRef { $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(index)) }
+            } else {
+                // The victim was last: the dead entries before it go too.
+                var end = index
+                while end > 0, Self.isDead(end - 1, in: self.farDead) { end -= 1 }
+                if end < index {
+                    self.farDeadCount -= index - end
+                    self.far.removeLast(index - end)
+                    self.clearDeadBits(from: end)
+                }
             }
         } else {
             let word = index &>> 6
@@ -313,6 +340,10 @@ package struct TimerHeap {
         }
     }
 
+    /// How near the previous far removal (in entries, three cache lines) a removal swaps rather
+    /// than marks its entry dead.
+    static let nearRemoval = 8
+
     /// Dead far entries below which the far tier is not compacted (one cache line of entries
     /// costs more to move than it holds).
     package static let minimumCompaction = 64
@@ -326,24 +357,34 @@ package struct TimerHeap {
         while let last = self.farDead.last, last == 0 { self.farDead.removeLast() }
     }
 
-    /// Drops the dead far entries: the live ones close up, in order, each that moves getting its
-    /// new index written into its node.
+    /// Drops the dead far entries: each hole below the live count takes the last live entry above
+    /// it, whose node gets its new index, so at most one entry moves per dead one, and those that
+    /// move were filed last (their nodes most likely still in cache; timers cancelled in the
+    /// order they were scheduled leave their holes at the front).
     private mutating func compactFar() {
         guard self.farDeadCount > 0 else { return }
         let dead = self.farDead
-        var kept = 0
+        let live = self.far.count - self.farDeadCount
         self.far.withUnsafeMutableBufferPointer { buffer in
-            for index in 0..<buffer.count where !Self.isDead(index, in: dead) {
-                if kept != index {
-                    buffer[kept] = buffer[index]
-                    buffer[kept].node._withUnsafeGuaranteedRef {
-                        $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(kept))
+            var source = buffer.count - 1
+            // The holes below `live`, a word of the bitmap at a time.
+            for word in 0..<Swift.min(dead.count, (live + 63) / 64) {
+                var holes = dead[word]
+                if (word + 1) * 64 > live { holes &= (1 &<< UInt64(live - word * 64)) &- 1 }
+                while holes != 0 {
+                    let hole = word * 64 + holes.trailingZeroBitCount
+                    holes &= holes &- 1
+                    // As many live entries lie at or above `live` as holes below it: one is left.
+                    while Self.isDead(source, in: dead) { source -= 1 }
+                    buffer[hole] = buffer[source]
+                    buffer[hole].node._withUnsafeGuaranteedRef {
+                        $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(hole))
                     }
+                    source -= 1
                 }
-                kept += 1
             }
         }
-        self.far.removeLast(self.far.count - kept)
+        self.far.removeLast(self.far.count - live)
         self.farDead = []
         self.farDeadCount = 0
         Self.fitIfSparse(&self.far)
