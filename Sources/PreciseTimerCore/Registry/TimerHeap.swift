@@ -301,26 +301,13 @@ package struct TimerHeap {
         self.previousFarRemoval = index
         if index == self.far.count - 1 || nearPrevious {
             // The dead entries at the end first: then the last entry is live (or the victim).
-            var end = self.far.count
-            while end > index + 1, Self.isDead(end - 1, in: self.farDead) { end -= 1 }
-            if end < self.far.count {
-                self.farDeadCount -= self.far.count - end
-                self.far.removeLast(self.far.count - end)
-                self.clearDeadBits(from: end)
-            }
+            self.dropTrailingDead(downTo: index + 1)
             let last = self.far.removeLast()
             if index < self.far.count {
                 self.far[index] = last
                 last.node._withUnsafeGuaranteedRef { $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(index)) }
             } else {
-                // The victim was last: the dead entries before it go too.
-                var end = index
-                while end > 0, Self.isDead(end - 1, in: self.farDead) { end -= 1 }
-                if end < index {
-                    self.farDeadCount -= index - end
-                    self.far.removeLast(index - end)
-                    self.clearDeadBits(from: end)
-                }
+                self.dropTrailingDead(downTo: 0)  // The victim was last: the dead before it go too.
             }
         } else {
             let word = index &>> 6
@@ -347,6 +334,16 @@ package struct TimerHeap {
     /// Dead far entries below which the far tier is not compacted (one cache line of entries
     /// costs more to move than it holds).
     package static let minimumCompaction = 64
+
+    /// Drops the dead entries at the far tier's end, keeping at least `floor` entries.
+    private mutating func dropTrailingDead(downTo floor: Int) {
+        var end = self.far.count
+        while end > floor, Self.isDead(end - 1, in: self.farDead) { end -= 1 }
+        guard end < self.far.count else { return }
+        self.farDeadCount -= self.far.count - end
+        self.far.removeLast(self.far.count - end)
+        self.clearDeadBits(from: end)
+    }
 
     /// Clears the dead bits from far index `start` on (those entries were dropped).
     private mutating func clearDeadBits(from start: Int) {
