@@ -85,16 +85,12 @@ package struct TimerHeap {
     /// count that found too few (so a heap with a few due entries among many is not counted at
     /// every pop: the count costs about what the pops it covers cost).
     private var gatherCredit = 0
-    /// The far entries taken out and not yet dropped: bit `i` of word `i / 64` is set when
-    /// `far[i]` is dead (its node gone, perhaps freed: never read through it). Words past the end
-    /// mean live entries. A removal marks its entry here rather than moving the last entry into
-    /// its place, so it writes this bitmap (a 64th of the far tier's size, usually in cache)
-    /// instead of the entry's line, seldom in cache at a million timers; ``compactFar()`` drops the
-    /// dead entries once they are as many as the live ones, and a refill those that come near.
-    /// Invariant: the far tier is empty when every entry in it is dead. Stored last: only a far
-    /// removal and a refill read them, and a call's other fields stay in fewer cache lines.
-    private var farDead: ContiguousArray<UInt64> = []
-    private var farDeadCount = 0
+    /// The far entries taken out and not yet dropped (their nodes gone, perhaps freed: never read
+    /// through them). ``compactFar()`` drops them once they are as many as the live ones, and a
+    /// refill those that come near. Invariant: the far tier is empty when every entry in it is
+    /// dead. Stored last: only a far removal and a refill read it, and a call's other fields stay
+    /// in fewer cache lines.
+    private var farDead = DeadEntries()
     /// The far index of the last removal (see ``removeFar(at:)``).
     private var previousFarRemoval = Int.min / 2
 
@@ -118,20 +114,13 @@ package struct TimerHeap {
     package init() {}
 
     /// Pending timers: the heap's entries, the run's live ones and the far tier's.
-    package var count: Int { self.entries.count + self.runCount + self.far.count - self.farDeadCount }
+    package var count: Int { self.entries.count + self.runCount + self.far.count - self.farDead.count }
 
     /// The live entries of the far tier (tests).
-    package var farCount: Int { self.far.count - self.farDeadCount }
+    package var farCount: Int { self.far.count - self.farDead.count }
 
     /// The far tier's dead entries, not dropped yet (tests).
-    package var farDeadEntries: Int { self.farDeadCount }
-
-    /// Whether the far entry at `index` is dead (see ``farDead``).
-    @inline(__always)
-    private static func isDead(_ index: Int, in bits: ContiguousArray<UInt64>) -> Bool {
-        let word = index &>> 6
-        return word < bits.count && bits[word] & (1 &<< UInt64(index & 63)) != 0
-    }
+    package var farDeadEntries: Int { self.farDead.count }
 
     /// ``TimerNode/heapIndex`` of a far entry at `index` (and back: the map is its own inverse).
     @inline(__always)
@@ -176,7 +165,7 @@ package struct TimerHeap {
             body(entry.sequence, entry.node)
         }
         let dead = self.farDead
-        for (index, entry) in self.far.enumerated() where !Self.isDead(index, in: dead) {
+        for (index, entry) in self.far.enumerated() where !dead.contains(index) {
             body(entry.sequence, entry.node)
         }
     }
@@ -188,7 +177,7 @@ package struct TimerHeap {
         if entry.deadline >= self.farBound, self.farBound != .max {
             // Full, an eighth of it dead: those are dropped rather than the storage grown (a copy
             // of it), so a tier whose timers come and go at a steady count keeps its storage.
-            if self.far.count == self.far.capacity, self.farDeadCount >= self.far.count / 8 { self.compactFar() }
+            if self.far.count == self.far.capacity, self.farDead.count >= self.far.count / 8 { self.compactFar() }
             node.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(self.far.count))
             self.far.append(entry)
             return
@@ -250,7 +239,7 @@ package struct TimerHeap {
             let farIndex = Self.farIndex(index)
             assert(
                 farIndex < self.far.count && self.far[farIndex].node.toOpaque() == address
-                    && !Self.isDead(farIndex, in: self.farDead),
+                    && !self.farDead.contains(farIndex),
                 "TimerHeap: a far index that does not point back at its node")
             node.heapIndex = -1
             self.removeFar(at: farIndex)
@@ -287,16 +276,15 @@ package struct TimerHeap {
 
     // MARK: The far tier
 
-    /// Takes the far entry at `index` out (its node's index already reset) without touching it:
-    /// the entry is marked dead in ``farDead``, or dropped at once when it is the last, with any
-    /// dead ones before it. The dead ones go once they are as many as the live ones
-    /// (``compactFar()``): each compaction moves at most as many entries as removals marked, so a
-    /// removal costs at most one index written later, in one pass, instead of a cache miss now.
+    /// Takes the far entry at `index` out (its node's index already reset).
+    ///
+    /// Next to the previous removal (timers ending in the order they were filed: expiring
+    /// sessions, FIFO cancels) the entry's line is in cache: the last live entry takes its place,
+    /// its node (filed last) written. Elsewhere that line would be a miss: the entry is marked dead
+    /// in ``farDead`` without being touched. The dead ones go once they are as many as the live
+    /// ones (``compactFar()``): each compaction moves at most as many entries as removals marked,
+    /// so a removal costs at most one index written later, in one pass, instead of a miss now.
     private mutating func removeFar(at index: Int) {
-        // Next to the previous removal (timers ending in the order they were filed: expiring
-        // sessions, FIFO cancels), the entry's line is in cache: the last live entry takes its
-        // place at once, as a swap, its node (filed last) written. Elsewhere the line would be a
-        // miss: the entry is marked dead instead.
         let nearPrevious = abs(index &- self.previousFarRemoval) <= Self.nearRemoval
         self.previousFarRemoval = index
         if index == self.far.count - 1 || nearPrevious {
@@ -310,21 +298,23 @@ package struct TimerHeap {
                 self.dropTrailingDead(downTo: 0)  // The victim was last: the dead before it go too.
             }
         } else {
-            let word = index &>> 6
-            if word >= self.farDead.count {
-                self.farDead.append(contentsOf: repeatElement(0, count: word + 1 - self.farDead.count))
-            }
-            self.farDead[word] |= 1 &<< UInt64(index & 63)
-            self.farDeadCount += 1
+            self.farDead.insert(index)
         }
-        if self.far.count == self.farDeadCount {
-            self.far = []
-            self.farDead = []
-            self.farDeadCount = 0
-            self.farBound = .max
-        } else if self.farDeadCount >= Self.minimumCompaction, 2 * self.farDeadCount >= self.far.count {
+        if !self.emptyFarIfAllDead(), self.farDead.count >= Self.minimumCompaction,
+            2 * self.farDead.count >= self.far.count
+        {
             self.compactFar()
         }
+    }
+
+    /// Empties the far tier when no live entry is left in it (the invariant of ``farDead``);
+    /// returns whether it did.
+    private mutating func emptyFarIfAllDead() -> Bool {
+        guard self.far.count == self.farDead.count else { return false }
+        self.far = []
+        self.farDead.removeAll()
+        self.farBound = .max
+        return true
     }
 
     /// How near the previous far removal (in entries, three cache lines) a removal swaps rather
@@ -338,20 +328,10 @@ package struct TimerHeap {
     /// Drops the dead entries at the far tier's end, keeping at least `floor` entries.
     private mutating func dropTrailingDead(downTo floor: Int) {
         var end = self.far.count
-        while end > floor, Self.isDead(end - 1, in: self.farDead) { end -= 1 }
+        while end > floor, self.farDead.contains(end - 1) { end -= 1 }
         guard end < self.far.count else { return }
-        self.farDeadCount -= self.far.count - end
         self.far.removeLast(self.far.count - end)
-        self.clearDeadBits(from: end)
-    }
-
-    /// Clears the dead bits from far index `start` on (those entries were dropped).
-    private mutating func clearDeadBits(from start: Int) {
-        let word = start &>> 6
-        guard word < self.farDead.count else { return }
-        self.farDead[word] &= (1 &<< UInt64(start & 63)) &- 1
-        self.farDead.removeLast(self.farDead.count - word - 1)
-        while let last = self.farDead.last, last == 0 { self.farDead.removeLast() }
+        self.farDead.removeAll(from: end)
     }
 
     /// Drops the dead far entries: each hole below the live count takes the last live entry above
@@ -359,31 +339,23 @@ package struct TimerHeap {
     /// move were filed last (their nodes most likely still in cache; timers cancelled in the
     /// order they were scheduled leave their holes at the front).
     private mutating func compactFar() {
-        guard self.farDeadCount > 0 else { return }
+        guard !self.farDead.isEmpty else { return }
         let dead = self.farDead
-        let live = self.far.count - self.farDeadCount
+        let live = self.far.count - dead.count
         self.far.withUnsafeMutableBufferPointer { buffer in
             var source = buffer.count - 1
-            // The holes below `live`, a word of the bitmap at a time.
-            for word in 0..<Swift.min(dead.count, (live + 63) / 64) {
-                var holes = dead[word]
-                if (word + 1) * 64 > live { holes &= (1 &<< UInt64(live - word * 64)) &- 1 }
-                while holes != 0 {
-                    let hole = word * 64 + holes.trailingZeroBitCount
-                    holes &= holes &- 1
-                    // As many live entries lie at or above `live` as holes below it: one is left.
-                    while Self.isDead(source, in: dead) { source -= 1 }
-                    buffer[hole] = buffer[source]
-                    buffer[hole].node._withUnsafeGuaranteedRef {
-                        $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(hole))
-                    }
-                    source -= 1
+            dead.forEach(below: live) { hole in
+                // As many live entries lie at or above `live` as holes below it: one is left.
+                while dead.contains(source) { source -= 1 }
+                buffer[hole] = buffer[source]
+                buffer[hole].node._withUnsafeGuaranteedRef {
+                    $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(hole))
                 }
+                source -= 1
             }
         }
         self.far.removeLast(self.far.count - live)
-        self.farDead = []
-        self.farDeadCount = 0
+        self.farDead.removeAll()
         Self.fitIfSparse(&self.far)
     }
 
@@ -473,7 +445,7 @@ package struct TimerHeap {
         // A small far tier comes back whole: one pass, and a storm among them is one due run. So
         // does one whose sampled timers all stand at the clock's end (a bound of `.max`).
         let bound =
-            self.far.count - self.farDeadCount <= Self.maximumRefill
+            self.far.count - self.farDead.count <= Self.maximumRefill
             ? .max
             : self.far.withUnsafeBufferPointer {
                 Self.bound(placing: Swift.min(Swift.max(Self.nearTarget, $0.count / 8), Self.maximumRefill), of: $0)
@@ -484,15 +456,15 @@ package struct TimerHeap {
         if bound != .max {
             var high = self.far.count
             var dead = self.farDead
-            self.farDead = []  // Unique: its bits are swapped in place.
+            self.farDead.removeAll()  // Unique: its marks are swapped in place.
             self.far.withUnsafeMutableBufferPointer { buffer in
                 while true {
                     while low < high, buffer[low].deadline >= bound { low += 1 }
                     while low < high, buffer[high - 1].deadline < bound { high -= 1 }
                     guard low < high else { break }
                     buffer.swapAt(low, high - 1)
-                    if !dead.isEmpty { Self.swapDeadBits(low, high - 1, in: &dead) }
-                    if !Self.isDead(low, in: dead) {
+                    if !dead.isEmpty { dead.swapAt(low, high - 1) }
+                    if !dead.contains(low) {
                         buffer[low].node._withUnsafeGuaranteedRef {
                             $0.heapIndex = Int32(truncatingIfNeeded: Self.farIndex(low))
                         }
@@ -503,41 +475,20 @@ package struct TimerHeap {
             }
             self.farDead = dead
         }
-        if self.farDeadCount == 0 {
+        if self.farDead.isEmpty {
             self.entries.append(elementsOf: self.far, from: low)
         } else {
-            let dead = self.farDead
-            for index in low..<self.far.count {
-                if Self.isDead(index, in: dead) {
-                    self.farDeadCount -= 1
-                } else {
-                    self.entries.append(self.far[index])
-                }
+            for index in low..<self.far.count where !self.farDead.contains(index) {
+                self.entries.append(self.far[index])
             }
-            self.clearDeadBits(from: low)
+            self.farDead.removeAll(from: low)
         }
         self.far.removeLast(self.far.count - low)
-        if self.far.count == self.farDeadCount {
-            self.far = []
-            self.farDead = []
-            self.farDeadCount = 0
-            self.farBound = .max
-        } else {
+        if !self.emptyFarIfAllDead() {
             self.farBound = bound
         }
         self.heapify()
         self.splitAt = Swift.max(Self.minimumSplit, 2 * self.entries.count)
-    }
-
-    /// Swaps the dead bits of far indices `a` and `b` (`bits` covers both when either is set).
-    private static func swapDeadBits(_ a: Int, _ b: Int, in bits: inout ContiguousArray<UInt64>) {
-        let deadA = Self.isDead(a, in: bits)
-        let deadB = Self.isDead(b, in: bits)
-        guard deadA != deadB else { return }
-        let needed = Swift.max(a, b) &>> 6 + 1
-        if bits.count < needed { bits.append(contentsOf: repeatElement(0, count: needed - bits.count)) }
-        bits[a &>> 6] ^= 1 &<< UInt64(a & 63)
-        bits[b &>> 6] ^= 1 &<< UInt64(b & 63)
     }
 
     /// Takes the run's entry at `index` out (it is live); returns its node.
@@ -811,7 +762,7 @@ package struct TimerHeap {
         for runEntry in self.run[self.runStart...] where runEntry.isLive { body(runEntry.entry) }
         for entry in self.entries { body(entry) }
         let dead = self.farDead
-        for (index, entry) in self.far.enumerated() where !Self.isDead(index, in: dead) { body(entry) }
+        for (index, entry) in self.far.enumerated() where !dead.contains(index) { body(entry) }
     }
 
     /// What is wrong with the heap's own structure (empty when nothing): the heap order, each
@@ -828,7 +779,7 @@ package struct TimerHeap {
         }
         var dead = 0
         for (index, entry) in self.far.enumerated() {
-            if Self.isDead(index, in: self.farDead) {
+            if self.farDead.contains(index) {
                 dead += 1
                 continue
             }
@@ -846,10 +797,10 @@ package struct TimerHeap {
         {
             violations.append("a due run entry is not before the far bound")
         }
-        if dead != self.farDeadCount {
-            violations.append("far tier: \(dead) dead entries, counted \(self.farDeadCount)")
+        if dead != self.farDead.count {
+            violations.append("far tier: \(dead) dead entries, counted \(self.farDead.count)")
         }
-        if self.farDead.count > (self.far.count + 63) / 64 {
+        if self.farDead.wordCount > (self.far.count + 63) / 64 {
             violations.append("far tier: dead bits past its end")
         }
         if !self.far.isEmpty, dead == self.far.count { violations.append("far tier: every entry is dead") }
