@@ -30,11 +30,7 @@ extension TimerCore {
     /// Pauses the timer `handle` names, and only that one; returns whether it still exists.
     @discardableResult
     package func pause(_ handle: TimerHandle) -> Bool {
-        let now = self.doorbell.now()
-        let hash = handle.id.tableHash
-        return self.withLockedShard(self.shard(for: hash)) {
-            $0.pause(handle.id, hash: hash, now: now, generation: handle.generation, location: handle.location)
-        }
+        self.pause(handle.id, generation: handle.generation, location: handle.location)
     }
 
     /// Moves the timer to the deadline `deadline(now)` gives, with one clock reading for both;
@@ -57,13 +53,17 @@ extension TimerCore {
         return found
     }
 
-    /// Pauses the timer under `id` (with a `generation`, only the timer of that generation).
+    /// Pauses the timer under `id` (with a `generation`, only the timer of that generation, at
+    /// `location` when known).
     @discardableResult
-    package func pause(_ id: TimerID, generation: UInt64? = nil) -> Bool {
-        let now = self.doorbell.now()
+    package func pause(_ id: TimerID, generation: UInt64? = nil, location: UInt = 0) -> Bool {
         let hash = id.tableHash
-        return self.withLockedShard(self.shard(for: hash)) {
-            $0.pause(id, hash: hash, now: now, generation: generation)
+        let shard = self.shard(for: hash)
+        self.prefetchSlot(shard: shard, hash: hash)  // Overlaps the clock and the lock.
+        if location != 0 { self.doorbell.prefetch(node: location) }  // And so does the node.
+        let now = self.doorbell.now()
+        return self.withLockedShard(shard) {
+            $0.pause(id, hash: hash, now: now, generation: generation, location: location)
         }
     }
 
