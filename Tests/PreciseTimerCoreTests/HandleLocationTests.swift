@@ -50,6 +50,28 @@ struct HandleLocationTests {
         #expect(fired.first?.id == handle.id)
     }
 
+    @Test("a tick's handle carries its timer's location, so a handler that cancels itself needs no look-up")
+    func tickHandleHasLocation() throws {
+        let timers = TestTimerService()
+        defer { timers.shutdown() }
+        for id: TimerID? in ["job", nil] {
+            let seen = Mutex<[TimerHandle]>([])
+            let handle = try timers.scheduleTimer(.every(.seconds(1)), id: id) { tick in
+                seen.withLock { $0.append(tick.handle) }
+                #expect(timers.cancel(tick.handle))
+            }
+            try timers.advance(by: .seconds(3))
+            let handles = seen.withLock { $0 }
+            #expect(handles == [handle], "\(String(describing: id))")
+            #expect(handles.first?.location == handle.location)
+            #expect(timers.scheduledCount == 0)
+        }
+        // A tick made with the public initializer has no location: its handle is looked up by ID.
+        let zero = MonotonicInstant(nanoseconds: 0)
+        let made = Tick(id: "job", count: 1, missed: 0, scheduledAt: zero, firedAt: zero, generation: 7)
+        #expect(made.handle.location == 0 && made.handle == TimerHandle(id: "job", generation: 7))
+    }
+
     /// The address of a cancelled timer's node is reused by the next one (as malloc does), under
     /// the same chosen ID or a new generated one: made here by giving the old handle the new
     /// node's address.

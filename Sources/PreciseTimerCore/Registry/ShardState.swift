@@ -246,12 +246,21 @@ package struct ShardState {
     /// `generation`, only the timer of that generation (a handle's, which may give its
     /// `location`). Returns whether the timer exists and whether the loop must be woken.
     package mutating func reschedule(
-        _ id: TimerID, hash: UInt64, to deadline: Int64, now: Int64, generation: UInt64? = nil, location: UInt = 0
+        _ id: @autoclosure () -> TimerID, hash: UInt64, to deadline: Int64, now: Int64, generation: UInt64? = nil,
+        location: UInt = 0
     ) -> (found: Bool, wake: Bool) {
-        guard
-            let node = self.lookUp(id, hash: hash, generation: generation, location: location)?.node
-                .takeUnretainedValue()
-        else { return (false, false) }
+        guard let found = self.lookUp(id(), hash: hash, generation: generation, location: location) else {
+            return (false, false)
+        }
+        // Borrowed, as in ``cancel(_:hash:generation:location:)``: the table's reference keeps
+        // it alive, and a strong one would retain and release it, two atomic operations per touch.
+        return found.node._withUnsafeGuaranteedRef { self.reschedule(found: $0, to: deadline, now: now) }
+    }
+
+    /// ``reschedule(_:hash:to:now:generation:location:)`` of the node found.
+    @inline(__always)
+    private mutating func reschedule(found node: TimerNode, to deadline: Int64, now: Int64) -> (found: Bool, wake: Bool)
+    {
         switch node.state {
         case .pending where node.clock == nil && deadline >= node.deadline:
             // Later (an idle timeout pushed on): lazy extension. The heap entry stays where it is,
@@ -282,12 +291,18 @@ package struct ShardState {
     /// Pauses a timer (with a `generation`, only the timer of that generation, and its handle's
     /// `location`); returns whether it exists.
     package mutating func pause(
-        _ id: TimerID, hash: UInt64, now: Int64, generation: UInt64? = nil, location: UInt = 0
+        _ id: @autoclosure () -> TimerID, hash: UInt64, now: Int64, generation: UInt64? = nil, location: UInt = 0
     ) -> Bool {
-        guard
-            let node = self.lookUp(id, hash: hash, generation: generation, location: location)?.node
-                .takeUnretainedValue()
-        else { return false }
+        guard let found = self.lookUp(id(), hash: hash, generation: generation, location: location) else {
+            return false
+        }
+        found.node._withUnsafeGuaranteedRef { self.pause(found: $0, now: now) }  // Borrowed, as above.
+        return true
+    }
+
+    /// ``pause(_:hash:now:generation:location:)`` of the node found.
+    @inline(__always)
+    private mutating func pause(found node: TimerNode, now: Int64) {
         switch node.state {
         case .pending:
             self.invalidate(node)
@@ -303,12 +318,10 @@ package struct ShardState {
         case .paused, .ended:
             break
         }
-        return true
     }
 
-    /// Resumes a paused timer with the time it had left. Returns whether it exists and whether
-    /// the loop must be woken.
-    /// Resumes a paused timer; `resumed` is whether it was paused (a running timer is not).
+    /// Resumes a paused timer with the time it had left: `resumed` is whether it was paused (a
+    /// running timer is not), `wake` whether the loop must be woken.
     package mutating func resume(_ id: TimerID, hash: UInt64, now: Int64) -> (resumed: Bool, wake: Bool) {
         guard let node = self.timers.find(id, hash: hash) else { return (false, false) }
         switch node.state {

@@ -21,7 +21,7 @@ extension TimerCore {
     /// `deadline`; returns whether it still exists.
     @discardableResult
     package func reschedule(_ handle: TimerHandle, at deadline: MonotonicInstant) throws(PreciseTimerError) -> Bool {
-        try self.move(handle.id, generation: handle.generation, location: handle.location) {
+        try self.move(handle.id, hash: handle.tableHash, generation: handle.generation, location: handle.location) {
             now throws(PreciseTimerError) in
             try TimerRequest.validated(deadline, now: now, id: handle.id)
         }
@@ -30,7 +30,7 @@ extension TimerCore {
     /// Pauses the timer `handle` names, and only that one; returns whether it still exists.
     @discardableResult
     package func pause(_ handle: TimerHandle) -> Bool {
-        self.pause(handle.id, generation: handle.generation, location: handle.location)
+        self.pause(handle.id, hash: handle.tableHash, generation: handle.generation, location: handle.location)
     }
 
     /// Moves the timer to the deadline `deadline(now)` gives, with one clock reading for both;
@@ -40,30 +40,47 @@ extension TimerCore {
         _ id: TimerID, generation: UInt64? = nil, location: UInt = 0,
         to deadline: (Int64) throws(PreciseTimerError) -> Int64
     ) throws(PreciseTimerError) -> Bool {
-        let hash = id.tableHash
+        try self.move(id, hash: id.tableHash, generation: generation, location: location, to: deadline)
+    }
+
+    /// ``move(_:generation:location:to:)`` with the ID's ``TimerID/tableHash`` at hand: `id` is
+    /// built only if the shard needs it (a handle's generated ID is compared by its number).
+    @inline(__always)
+    private func move(
+        _ id: @autoclosure () -> TimerID, hash: UInt64, generation: UInt64?, location: UInt,
+        to deadline: (Int64) throws(PreciseTimerError) -> Int64
+    ) throws(PreciseTimerError) -> Bool {
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash)  // Overlaps the clock and the lock.
         if location != 0 { self.doorbell.prefetch(node: location) }  // And so does the node.
         let now = self.doorbell.now()
         let deadline = try deadline(now)
         let (found, wake) = self.withLockedShard(shard) {
-            $0.reschedule(id, hash: hash, to: deadline, now: now, generation: generation, location: location)
+            $0.reschedule(id(), hash: hash, to: deadline, now: now, generation: generation, location: location)
         }
         if wake { self.wakeLoop(for: shard, deadline: deadline) }
         return found
     }
 
-    /// Pauses the timer under `id` (with a `generation`, only the timer of that generation, at
-    /// `location` when known).
+    /// Pauses the timer under `id`.
     @discardableResult
-    package func pause(_ id: TimerID, generation: UInt64? = nil, location: UInt = 0) -> Bool {
-        let hash = id.tableHash
+    package func pause(_ id: TimerID) -> Bool {
+        self.pause(id, hash: id.tableHash, generation: nil, location: 0)
+    }
+
+    /// Pauses the timer under `id`, whose ``TimerID/tableHash`` is `hash` (with a `generation`,
+    /// only the timer of that generation, at `location` when known); `id` is built only if the
+    /// shard needs it.
+    @inline(__always)
+    private func pause(
+        _ id: @autoclosure () -> TimerID, hash: UInt64, generation: UInt64?, location: UInt
+    ) -> Bool {
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash)  // Overlaps the clock and the lock.
         if location != 0 { self.doorbell.prefetch(node: location) }  // And so does the node.
         let now = self.doorbell.now()
         return self.withLockedShard(shard) {
-            $0.pause(id, hash: hash, now: now, generation: generation, location: location)
+            $0.pause(id(), hash: hash, now: now, generation: generation, location: location)
         }
     }
 

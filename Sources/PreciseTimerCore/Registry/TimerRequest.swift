@@ -112,12 +112,12 @@ package struct TimerRequest: Sendable {
     /// An absolute deadline within ``TimerService/maximumDuration`` of `now`, either way, so no
     /// later arithmetic on it can overflow.
     package static func validated(
-        _ deadline: MonotonicInstant, now: Int64, id: TimerID?
+        _ deadline: MonotonicInstant, now: Int64, id: @autoclosure () -> TimerID?
     ) throws(PreciseTimerError) -> Int64 {
         let (distance, overflow) = deadline.nanoseconds.subtractingReportingOverflow(now)
         guard !overflow, distance.magnitude <= TimerLimits.maximumNanoseconds.magnitude else {
             throw PreciseTimerError(
-                .invalidDelay, id: id, value: "\(deadline) (now \(MonotonicInstant(nanoseconds: now)))")
+                .invalidDelay, id: id(), value: "\(deadline) (now \(MonotonicInstant(nanoseconds: now)))")
         }
         return deadline.nanoseconds
     }

@@ -34,6 +34,12 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
     /// asked for, and at most half a repeating timer's interval). `.zero` for a precise timer.
     public let tolerance: Duration
 
+    /// Where the service keeps the timer (its ``TimerHandle/location``), or 0 for a tick made
+    /// with the public initializer: ``handle`` carries it, so a handler that cancels itself by
+    /// `tick.handle` skips the look-up by ID. Not part of the tick's value (`==` and hashing
+    /// ignore it).
+    private let location: UInt
+
     /// Creates a tick. Services make ticks; tests and adapters may too.
     public init(
         id: TimerID, count: UInt64, missed: UInt64, scheduledAt: MonotonicInstant,
@@ -48,6 +54,7 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
         self.generation = generation
         self.wallClockDeadline = wallClockDeadline
         self.tolerance = tolerance
+        self.location = 0
     }
 
     /// A service's tick for the timer `node`: its ID built only when read, for a generated one.
@@ -64,6 +71,7 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
         self.generation = node.sequence
         self.wallClockDeadline = wallClockDeadline
         self.tolerance = tolerance
+        self.location = UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque())
     }
 
     /// Whether two ticks are the same in every field, the ID compared as a ``TimerID`` however
@@ -90,8 +98,10 @@ public struct Tick: Sendable, Hashable, CustomStringConvertible {
     /// with it ends exactly that timer, never a later one that reused its explicit ID (a handler
     /// that cancels itself: `timers.cancel(tick.handle)`).
     public var handle: TimerHandle {
-        guard let storedID = self.storedID else { return TimerHandle(generatedBy: self.generation, location: 0) }
-        return TimerHandle(id: storedID, generation: self.generation)
+        guard let storedID = self.storedID else {
+            return TimerHandle(generatedBy: self.generation, location: self.location)
+        }
+        return TimerHandle(id: storedID, generation: self.generation, location: self.location)
     }
 
     /// `firedAt - scheduledAt`: how late the handler was called. Never negative, because no
