@@ -104,7 +104,7 @@ package final class TimerCore: Sendable {
     private let wakeUpCount = Atomic<Int>(0)
     let boundChanges: BoundChanges
     /// The ``ProcessGeneration`` of the process that created the core (see ``isInherited``).
-    let processGeneration = ProcessGeneration.current()
+    let processGeneration = ProcessGeneration.registeringCurrent()
 
     /// Whether this is a child process that inherited the core through `fork()`: its driver does
     /// not exist here and a shard's semaphore may have been copied while held, so the services
