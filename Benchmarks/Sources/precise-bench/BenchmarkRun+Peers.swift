@@ -69,7 +69,7 @@ extension BenchmarkRun {
         var storms: [Peer: [[String: Double]]] = [:]
         var drawsDiffer: Set<Peer> = []
         // The least a touch by string ID costs here (C, one slot per timer): the touch rows' floor.
-        var touchFloors: [[String: Double]] = []
+        var cFloors: [[String: Double]] = []
         let checks = Dictionary(
             uniqueKeysWithValues: CancelOrder.allCases.map { order in
                 let touches = order == .random ? plan.controlOps : 0
@@ -108,11 +108,11 @@ extension BenchmarkRun {
                         ])
                 }
             }
-            Self.log("peers: round \(round) of \(plan.peerRounds), the C touch floor")
+            Self.log("peers: round \(round) of \(plan.peerRounds), the C floors (touch, by handle)")
             if case .success(let result) = ProbeLauncher.run(
                 .peerCost(.climit, .random, pending: plan.pending, pairs: plan.pairs, touches: plan.controlOps))
             {
-                touchFloors.append(result.figures)
+                cFloors.append(result.figures)
             }
             for peer in Peer.allCases where skipped[peer] == nil {
                 Self.log("peers: round \(round) of \(plan.peerRounds), \(peer.label), storm")
@@ -141,7 +141,7 @@ extension BenchmarkRun {
         }
 
         self.reportPeers(
-            cost: cost, byHandle: byHandle, storms: storms, lateness: lateness, floor: floor, touchFloors: touchFloors,
+            cost: cost, byHandle: byHandle, storms: storms, lateness: lateness, floor: floor, cFloors: cFloors,
             skipped: skipped,
             drawsDiffer: drawsDiffer, load: (loadBefore, Self.loadAverage()))
     }
@@ -149,7 +149,7 @@ extension BenchmarkRun {
     private mutating func reportPeers(
         cost: [Peer: [CancelOrder: [[String: Double]]]], byHandle: [CancelOrder: [[String: Double]]],
         storms: [Peer: [[String: Double]]],
-        lateness: [Peer: LatenessRun], floor: LatenessRun, touchFloors: [[String: Double]], skipped: [Peer: String],
+        lateness: [Peer: LatenessRun], floor: LatenessRun, cFloors: [[String: Double]], skipped: [Peer: String],
         drawsDiffer: Set<Peer>, load: (String, String)
     ) {
         let plan = self.plan
@@ -201,22 +201,25 @@ extension BenchmarkRun {
             }
         }
         let handleNote = "PreciseTimer: scheduleTimer(.after(_:)) / cancel(handle); peers: as above"
+        let cFloor = { (key: String) in Self.median(cFloors.compactMap { $0[key] }) }
         row(
             "schedule+cancel by handle, FIFO victims: CPU/pair (ns)", "fifo.handle.cpu", note: handleNote,
-            handles(.fifo))
-        row("schedule+cancel by handle, random victims: CPU/pair (ns)", "random.handle.cpu", handles(.random))
+            floorValue: cFloor("fifo.handle.cpu"), handles(.fifo))
+        row(
+            "schedule+cancel by handle, random victims: CPU/pair (ns)", "random.handle.cpu",
+            note: "floor: C, PreciseTimer's registry design (climit_handle_floor)",
+            floorValue: cFloor("random.handle.cpu"), handles(.random))
         row("schedule alone (fill to \(Format.count(plan.pending))): wall/timer (ns)", "fill", both)
         row("schedule alone: CPU/timer (ns)", "fillCpu", both)
         row("memory per pending timer (B)", "bytes", note: "RSS growth over the fill", both)
         let touchNote = "\(Format.count(plan.controlOps)) touches: reschedule(_:after:) · evtimer_add · Reset · reset"
-        let touchFloor = { (key: String) in Self.median(touchFloors.compactMap { $0[key] }) }
         row(
             "idle-timeout touch, push a deadline later: wall (ns)", "touchWall", note: touchNote,
-            floorValue: touchFloor("touchWall"), random)
+            floorValue: cFloor("touchWall"), random)
         row(
             "idle-timeout touch: CPU (ns)", "touchCpu",
             note: "tokio: a task's sleep has no touch; floor: C, hash + one slot + write (climit_touch_floor)",
-            floorValue: touchFloor("touchCpu"), random)
+            floorValue: cFloor("touchCpu"), random)
         row(
             "storm, \(Format.count(plan.stormCount)) due at once: deadline → first handler (ms)", "first",
             format: Format.milli, stormRuns)

@@ -147,6 +147,23 @@ enum PeerBenchmark {
         return ["touchWall": wall, "touchCpu": cpu]
     }
 
+    /// The by-handle floor (`climit_handle_floor`): PreciseTimer's registry design in C, schedule +
+    /// cancel by handle with `order`'s draws (its delays and victims).
+    /// - Returns: `<order>.handle.wall` and `<order>.handle.cpu` (per pair).
+    static func handleFloor(order: CancelOrder, pending: Int, pairs: Int) throws -> [String: Double] {
+        let draws = PeerDraws(order: order, pending: pending, pairs: pairs, touches: 0, seed: Self.seed)
+        var (wall, cpu) = (0.0, 0.0)
+        let status = draws.delaysMs.withUnsafeBufferPointer { delays in
+            draws.victims.withUnsafeBufferPointer { victims in
+                climit_handle_floor(
+                    Int32(pending), Int32(pairs), delays.baseAddress!, victims.baseAddress!, &wall, &cpu)
+            }
+        }
+        guard status == 0 else { throw BenchmarkSkip(reason: "the C by-handle floor failed") }
+        let prefix = order == .fifo ? "fifo" : "random"
+        return ["\(prefix).handle.wall": wall, "\(prefix).handle.cpu": cpu]
+    }
+
     /// The storm on raw libevent: `count` timers due at one instant, the loop on this thread.
     static func stormLibevent(count: Int) throws -> [String: Double] {
         var (first, last, overrun) = (0.0, 0.0, 0.0)

@@ -41,7 +41,11 @@ extension Probe {
             let figures = try PeerBenchmark.costLibevent(order: order, pending: pending, pairs: pairs, touches: touches)
             (result, keepAlive) = (ProbeResult(figures: figures), nil)
         case .peerCost(.climit, _, let pending, let pairs, let touches):
-            let figures = try PeerBenchmark.touchFloor(pending: pending, pairs: pairs, touches: touches)
+            // The C floors: the touch's, then the by-handle pair's in both orders.
+            var figures = try PeerBenchmark.touchFloor(pending: pending, pairs: pairs, touches: touches)
+            for order in CancelOrder.allCases {
+                figures.merge(try PeerBenchmark.handleFloor(order: order, pending: pending, pairs: pairs)) { $1 }
+            }
             (result, keepAlive) = (ProbeResult(figures: figures), nil)
         case .peerCost(let kind, let order, let pending, let pairs, let touches):
             guard kind == .precise else { throw BenchmarkSkip(reason: "no peers row for \(kind.rawValue)") }

@@ -93,6 +93,22 @@ int climit_touch_floor(
     int pending, const uint32_t *_Nonnull delays_ms, int touches, const int32_t *_Nonnull touched,
     double *_Nonnull wall_per_touch, double *_Nonnull cpu_per_touch);
 
+/// The least a schedule + cancel by handle costs with PreciseTimer's registry design, for the
+/// peers section's by-handle rows (HandleFloor.c): PreciseTimer's steps, in C. 64 shards, each a
+/// mutex, an open-addressing table of 8-byte slots (a node's address and 16 bits of its hash,
+/// removal by backward shift) and a far tier of (deadline, node) entries whose removal pops the
+/// last, swaps it in next to the previous removal, or marks a bit (compacting once half is dead);
+/// a 64-byte malloc'd node per timer; generated numbers from one atomic, hashed as PreciseTimer
+/// hashes them (four consecutive numbers of a shard to one line); a 16-byte handle (the node's
+/// address and its generation). A pair: read the clock, schedule `delays_ms[pending + k]` ms from
+/// now, then cancel handle `victims[k]`: both misses (its slot, its node) prefetched before the
+/// lock, the node read only once the table holds its address, freed outside the lock.
+/// What it leaves out: the event loop, reference counts, closures, errors, options.
+/// Returns 0 with the figures (ns per pair) set, or -1 if memory ran out or a call failed.
+int climit_handle_floor(
+    int pending, int pairs, const uint32_t *_Nonnull delays_ms, const int32_t *_Nonnull victims,
+    double *_Nonnull wall_per_pair, double *_Nonnull cpu_per_pair);
+
 // The raw-libevent peer of the peers section, beside the limit row (this header is the module's umbrella).
 #include "CLimitLibevent.h"
 
