@@ -180,14 +180,32 @@ package struct ShardState {
     /// ``add(_:)`` with the node's ``TimerNode/hash`` already computed by the caller (outside
     /// the lock).
     package mutating func add(_ node: TimerNode, hash: UInt64) throws(PreciseTimerError) -> Bool {
+        let owned = Unmanaged.passRetained(node)
+        do {
+            return try self.add(owned: owned, hash: hash)
+        } catch {
+            owned.release()
+            throw error
+        }
+    }
+
+    /// ``add(_:hash:)`` of a node whose reference the caller hands over to the table: kept when
+    /// the node is registered, left to the caller (to release after the lock) when it throws.
+    package mutating func add(owned: Unmanaged<TimerNode>, hash: UInt64) throws(PreciseTimerError) -> Bool {
         switch self.end {
         case .failed(let error): throw error
-        case .shutDown: throw PreciseTimerError(.shutDown, id: node.id)
+        case .shutDown: throw PreciseTimerError(.shutDown, id: owned._withUnsafeGuaranteedRef { $0.id })
         case nil: break
         }
-        guard self.timers.insert(node, hash: hash) == nil else {
-            throw PreciseTimerError(.duplicateID, id: node.id)
+        guard self.timers.insert(owned: owned, hash: hash) == nil else {
+            throw PreciseTimerError(.duplicateID, id: owned._withUnsafeGuaranteedRef { $0.id })
         }
+        return owned._withUnsafeGuaranteedRef { self.registered($0) }
+    }
+
+    /// The rest of ``add(owned:hash:)`` once the table holds the node.
+    @inline(__always)
+    private mutating func registered(_ node: TimerNode) -> Bool {
         node.era = self.era
         if node.clock != nil {
             self.bound[ObjectIdentifier(node)] = node

@@ -257,6 +257,43 @@ package final class TimerCore: Sendable {
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash, inOrder: true)  // Overlaps building the node.
         // Built outside the lock: if the registry refuses it, its handler is released out here.
+        let (node, fireAt) = Self.makeNode(
+            id: id, number: number, hash: hash, request: request, options: options, tolerance: tolerance,
+            handler: handler)
+        // Counted before it is visible: its fire or cancel may come on another thread at once.
+        self.instruments.scheduled()
+        let wake: Bool
+        do {
+            wake = try self.withLockedShard(shard) { (registry) throws(PreciseTimerError) in
+                try registry.add(owned: node, hash: hash)
+            }
+        } catch {
+            node.release()
+            self.instruments.refused()
+            throw error
+        }
+        // A timer on another clock always wakes the loop, whatever its deadline: the engine arms
+        // its timerfd on that clock at the end of the loop's pass (a daily timer must not wait
+        // for some other timer to bring the loop round).
+        if wake || request.clock != nil {
+            self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : fireAt)
+        }
+        let location = UInt(bitPattern: node.toOpaque())
+        guard let id else { return TimerHandle(generatedBy: number, location: location) }
+        return TimerHandle(id: id, generation: number, location: location)
+    }
+
+    /// The node of a timer about to be scheduled, and when it fires (read while the node is
+    /// still this thread's alone: once added, the loop owns it). The node comes with its one
+    /// reference, for the registry's table to take over (``ShardState/add(owned:hash:)``): built
+    /// here, its strong reference ends as this returns, right after the hand-over, so no retain
+    /// and release pair (two atomic operations) spans the lock, as one did around every call a
+    /// local reference outlived.
+    @inline(__always)
+    private static func makeNode(
+        id: TimerID?, number: UInt64, hash: UInt64, request: TimerRequest, options: TimerOptions, tolerance: Int64,
+        handler: @escaping @Sendable (Tick) -> Void
+    ) -> (node: Unmanaged<TimerNode>, fireAt: Int64) {
         let node: TimerNode
         if let id {
             node = NamedTimerNode(
@@ -269,28 +306,7 @@ package final class TimerCore: Sendable {
                 clock: request.clock, tolerance: tolerance, handler: handler)
         }
         node.place(hash: hash)
-        // Read while the node is still this thread's alone: once added, the loop owns it.
-        let fireAt = node.fireAt
-        // Counted before it is visible: its fire or cancel may come on another thread at once.
-        self.instruments.scheduled()
-        let wake: Bool
-        do {
-            wake = try self.withLockedShard(shard) { (registry) throws(PreciseTimerError) in
-                try registry.add(node, hash: hash)
-            }
-        } catch {
-            self.instruments.refused()
-            throw error
-        }
-        // A timer on another clock always wakes the loop, whatever its deadline: the engine arms
-        // its timerfd on that clock at the end of the loop's pass (a daily timer must not wait
-        // for some other timer to bring the loop round).
-        if wake || request.clock != nil {
-            self.wakeLoop(for: shard, deadline: request.clock != nil ? .min : fireAt)
-        }
-        let location = UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque())
-        guard let id else { return TimerHandle(generatedBy: number, location: location) }
-        return TimerHandle(id: id, generation: number, location: location)
+        return (Unmanaged.passRetained(node), node.fireAt)
     }
 
     /// The options' tolerance in nanoseconds: 0 to ``TimerService/maximumDuration``. Inlined for

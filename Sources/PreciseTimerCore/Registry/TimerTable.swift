@@ -16,7 +16,8 @@
 /// four-level paging, arm64), and a node, allocated on a 16-byte boundary, leaves its low four
 /// bits clear: 16 high bits and 4 low ones hold the hash bits (``Slot``).
 ///
-/// The table owns one reference to each node it holds (+1 in ``insert(_:hash:)``, given back by
+/// The table owns one reference to each node it holds (+1 in ``insert(_:hash:)``, or the caller's
+/// in ``insert(owned:hash:)``, given back by
 /// ``remove(_:hash:shrinking:)`` and ``remove(atSlot:)``, released by ``removeAll(_:)`` or in `deinit`, or handed over by
 /// ``abandonAll()``), so probing never retains or releases a node, which would be a cache miss on
 /// its reference count.
@@ -162,17 +163,29 @@ package final class TimerTable {
     /// Inserts `node` under its ID unless that ID is taken; returns the node already registered
     /// under it, in which case nothing changed.
     package func insert(_ node: TimerNode, hash: UInt64) -> TimerNode? {
+        let owned = Unmanaged.passRetained(node)
+        guard let existing = self.insert(owned: owned, hash: hash) else { return nil }
+        owned.release()
+        return existing
+    }
+
+    /// ``insert(_:hash:)`` of a node whose reference the caller hands over: the table keeps it
+    /// when it inserts the node (no retain), and leaves it to the caller when the ID is taken.
+    package func insert(owned: Unmanaged<TimerNode>, hash: UInt64) -> TimerNode? {
         let bits = hash & Self.packedHashMask
         var index = Int(truncatingIfNeeded: hash) & self.mask
         while !self.slots[index].isEmpty {
             let slot = self.slots[index]
-            if slot.hashBits == bits, slot.node._withUnsafeGuaranteedRef({ $0.isNamed(node.id, hash: hash) }) {
+            if slot.hashBits == bits,
+                slot.node._withUnsafeGuaranteedRef({ existing in
+                    owned._withUnsafeGuaranteedRef { existing.isNamed($0.id, hash: hash) }
+                })
+            {
                 return slot.node.takeUnretainedValue()
             }
             index = (index + 1) & self.mask
         }
-        self.slots[index] = Slot(node, hash: hash)
-        _ = Unmanaged.passRetained(node)
+        self.slots[index] = owned._withUnsafeGuaranteedRef { Slot($0, hash: hash) }
         self.count += 1
         if self.count * 4 > (self.mask + 1) * 3 {
             self.grow()
