@@ -102,15 +102,20 @@ extension ShardState {
             })
         else { return nil }
         self.heap.gatherDue(notAfter: min(now, limit))
-        // The table's reference becomes the fire's: no retain and release in between.
-        let node = self.heap.removeMinUnretained()!._withUnsafeGuaranteedRef {
-            self.timers.remove($0, hash: $0.hash, shrinking: false)!
-        }
+        // The table's reference becomes the fire's, kept unmanaged until it is stored: a strong
+        // local reference outlives the calls below, which costs a retain and a release per fire
+        // (and so did calling the table from inside a closure: the table's).
+        let first = self.heap.removeMinUnretained()!
+        let hash = first._withUnsafeGuaranteedRef { $0.hash }
+        let node = self.timers.removeOwned(nodeAt: UInt(bitPattern: first.toOpaque()), hash: hash, shrinking: false)!
         self.prefetchRun(driver)
         self.loopLooksAt = .running
-        node.count = 1
-        node.state = .ended
-        return PlainFire(node: node, handler: Self.moveStoredHandler(out: node)!)
+        let handler = node._withUnsafeGuaranteedRef { node in
+            node.count = 1
+            node.state = .ended
+            return Self.moveStoredHandler(out: node)!
+        }
+        return PlainFire(node: node.takeRetainedValue(), handler: handler)
     }
 
     /// While the heap serves a due run, starts loading what this shard's next fires touch: the

@@ -203,8 +203,20 @@ package final class TimerTable {
     ///   (``shrinkIfSparse()``): a storm drains a table through several halvings.
     @discardableResult
     package func remove(_ node: TimerNode, hash: UInt64, shrinking: Bool = true) -> TimerNode? {
-        let address = UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque())
-        return self.slot(ofNodeAt: address, hash: hash).map { self.remove(at: $0.index, shrinking: shrinking) }
+        self.removeOwned(node, hash: hash, shrinking: shrinking)?.takeRetainedValue()
+    }
+
+    /// ``remove(_:hash:shrinking:)``, the table's reference handed to the caller as it is (the
+    /// caller releases it, or moves it on with `takeRetainedValue()` where it is stored): a
+    /// strong reference held across the caller's other calls would cost a retain and a release.
+    package func removeOwned(_ node: TimerNode, hash: UInt64, shrinking: Bool = true) -> Unmanaged<TimerNode>? {
+        self.removeOwned(
+            nodeAt: UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque()), hash: hash, shrinking: shrinking)
+    }
+
+    /// ``removeOwned(_:hash:shrinking:)`` of the node at `address` (compared, never dereferenced).
+    package func removeOwned(nodeAt address: UInt, hash: UInt64, shrinking: Bool = true) -> Unmanaged<TimerNode>? {
+        self.slot(ofNodeAt: address, hash: hash).map { self.removeOwned(at: $0.index, shrinking: shrinking) }
     }
 
     /// Whether the table is sparse (less than an eighth full, above its smallest size): a removal
@@ -264,7 +276,12 @@ package final class TimerTable {
     /// Removes the slot at `index` and closes the gap: later slots of the same probe run move
     /// back when their home is not after the gap (by their packed hash bits, no string is hashed).
     private func remove(at index: Int, shrinking: Bool = true) -> TimerNode {
-        let node = self.slots[index].node.takeRetainedValue()
+        self.removeOwned(at: index, shrinking: shrinking).takeRetainedValue()
+    }
+
+    /// ``remove(at:shrinking:)``, the table's reference handed over as it is.
+    private func removeOwned(at index: Int, shrinking: Bool = true) -> Unmanaged<TimerNode> {
+        let node = self.slots[index].node
         var gap = index
         var next = (index + 1) & self.mask
         while !self.slots[next].isEmpty {
