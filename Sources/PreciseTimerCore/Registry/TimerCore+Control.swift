@@ -124,11 +124,15 @@ extension TimerCore {
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash, inOrder: true)  // Overlaps taking the lock.
         if location != 0 { self.doorbell.prefetch(node: location) }  // A hint: never dereferenced.
-        let ended = self.withLockedShard(shard) {
+        var ended = self.withLockedShard(shard) {
             $0.cancel(id(), hash: hash, generation: generation, location: location)
         }
-        withExtendedLifetime(ended) {}  // Released here, outside the lock.
-        guard ended.node != nil else { return false }
+        // Released here, outside the lock: the handler, and the node unless this thread keeps
+        // it for its next plain timer.
+        withExtendedLifetime(ended.handler) {}
+        var node = ended.node.take()
+        guard node != nil else { return false }
+        SpareNode.offer(&node)
         self.instruments.cancelled(1)
         return true
     }

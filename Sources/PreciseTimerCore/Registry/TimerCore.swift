@@ -300,6 +300,12 @@ package final class TimerCore: Sendable {
                 id: id, deadline: request.deadline, interval: request.interval, options: options,
                 clock: request.clock, tolerance: tolerance, handler: handler)
             node.sequence = number
+        } else if !TimerNode.needsOptions(
+            interval: request.interval, options: options, clock: request.clock, tolerance: tolerance),
+            let spare = SpareNode.take()
+        {
+            spare.reuse(generatedNumber: number, deadline: request.deadline, handler: handler)
+            node = spare
         } else {
             node = TimerNode(
                 generatedNumber: number, deadline: request.deadline, interval: request.interval, options: options,

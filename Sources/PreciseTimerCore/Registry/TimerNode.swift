@@ -53,9 +53,9 @@ package class TimerNode: @unchecked Sendable {
     @exclusivity(unchecked) package final var heapIndex: Int32 = -1
     @exclusivity(unchecked) package final var state: State = .pending
     /// ``pauseWhenDone``, ``isRescheduled`` and, without ``options``, whether its one call began.
-    @exclusivity(unchecked) private final var flags: UInt8 = 0
+    @exclusivity(unchecked) fileprivate final var flags: UInt8 = 0
     /// The registry shard its ID hashes to (``TimerCore/shard(for:)``), set with the ID.
-    @exclusivity(unchecked) package private(set) final var shard: UInt8 = 0
+    @exclusivity(unchecked) package fileprivate(set) final var shard: UInt8 = 0
     /// Whether the node is named by its sequence number (`timer-<sequence>`, not a
     /// ``NamedTimerNode``). A constant of its own, in what was the padding byte after ``shard``:
     /// the ID is read without the lock (a fire's `Tick`, outside every lock), and ``flags`` is
@@ -127,14 +127,13 @@ package class TimerNode: @unchecked Sendable {
     ) {
         self.isNamedBySequence = namedBySequence
         self.deadline = deadline
-        let mask = Coalescing.mask(tolerance: interval > 0 ? min(tolerance, interval / 2) : tolerance)
-        let coalescingShift = mask == 0 ? 0 : UInt8((mask &+ 1).trailingZeroBitCount)
+        let coalescingShift = Self.coalescingShift(interval: interval, tolerance: tolerance)
         let queue: DispatchQueue?
         switch options.executor {
         case .loop: queue = nil
         case .queue(let executor): queue = executor
         }
-        if interval != 0 || queue != nil || clock != nil || coalescingShift != 0 || options.missedTicks != .skip {
+        if Self.needsOptions(interval: interval, options: options, clock: clock, tolerance: tolerance) {
             self.options = Options(
                 interval: interval, queue: queue, clock: clock, policy: options.missedTicks,
                 coalescingShift: coalescingShift)
@@ -142,6 +141,49 @@ package class TimerNode: @unchecked Sendable {
             self.options = nil
         }
         self.storedHandler = StoredHandler(body: handler)
+    }
+}
+
+extension TimerNode {
+    /// The coalescing grid's step as a power of two for a timer of `interval` (0: a one-shot)
+    /// and `tolerance` nanoseconds; 0: no grid.
+    @inline(__always)
+    fileprivate static func coalescingShift(interval: Int64, tolerance: Int64) -> UInt8 {
+        let mask = Coalescing.mask(tolerance: interval > 0 ? min(tolerance, interval / 2) : tolerance)
+        return mask == 0 ? 0 : UInt8((mask &+ 1).trailingZeroBitCount)
+    }
+
+    /// Whether a timer with these settings has ``Options``: an interval, a queue, another clock,
+    /// a tolerance that makes a grid, or a policy other than `.skip`. A timer without them and
+    /// with a generated ID is a plain node, which a thread may reuse (``SpareNode``).
+    @inline(__always)
+    package static func needsOptions(
+        interval: Int64, options: TimerOptions, clock: ClockBinding?, tolerance: Int64
+    ) -> Bool {
+        guard case .loop = options.executor else { return true }
+        return interval != 0 || clock != nil || options.missedTicks != .skip
+            || Self.coalescingShift(interval: interval, tolerance: tolerance) != 0
+    }
+
+    /// Whether the node is plain: named by its sequence, without ``Options``.
+    @inline(__always)
+    package var isPlain: Bool { self.isNamedBySequence && self.options == nil }
+
+    /// Makes a plain node that ended, and that nothing else references, the node of a new plain
+    /// timer `timer-<number>`: every field as a new node's
+    /// (``init(generatedNumber:deadline:interval:options:clock:tolerance:handler:)``), the caller
+    /// placing it (``place(hash:)``) before it is registered.
+    package func reuse(generatedNumber number: UInt64, deadline: Int64, handler: @escaping @Sendable (Tick) -> Void) {
+        precondition(self.isPlain && self.state == .ended, "TimerNode: only an ended plain node is reused")
+        self.storedHandler = StoredHandler(body: handler)
+        self.deadline = deadline
+        self.heapIndex = -1
+        self.state = .pending
+        self.flags = 0
+        self.shard = 0
+        self.epoch = 0
+        self.era = 0
+        self.sequence = number
     }
 }
 
