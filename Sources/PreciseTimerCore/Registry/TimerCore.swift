@@ -28,10 +28,13 @@ import Synchronization
 ///   through ``dirty`` and ``sleepsUntil`` (Dekker-style, sequentially consistent: see
 ///   ``wakeLoop(for:deadline:)``), never by writing the view.
 /// - **References.** A shard's ``TimerTable`` owns one reference to each registered node
-///   (`Unmanaged`, +1 at insert, released at removal); heap entries and the due run hold nodes
-///   unretained (a node is in the heap only while registered); a ``ShardState/Fire`` holds a
-///   strong reference, so a node taken for a call outlives its removal from the table. The
-///   deadline heaps of bound timers name nodes by identity only, so they keep nothing alive.
+///   (`Unmanaged`: the schedule's own reference, handed over at insert; given back at removal,
+///   to the fire that takes the node or to the caller that ends it); heap entries and the due
+///   run hold nodes unretained (a node is in the heap only while registered); a
+///   ``ShardState/Fire`` holds a strong reference, so a node taken for a call outlives its
+///   removal from the table. The deadline heaps of bound timers name nodes by identity only, so
+///   they keep nothing alive. A cancel's ended node, if nothing else references it, becomes its
+///   thread's spare (``SpareNode``) and is reused, reset, by that thread's next plain timer.
 /// - **Heap keys.** A heap entry's key is its node's ``TimerNode/fireAt`` when it was filed. A
 ///   reschedule to a later deadline (an idle timeout pushed on) only writes the node, so a key
 ///   may be early, never late; the shard files an early entry again when it reaches the top
