@@ -68,7 +68,8 @@ extension BenchmarkRun {
         var byHandle: [CancelOrder: [[String: Double]]] = [:]
         var storms: [Peer: [[String: Double]]] = [:]
         var drawsDiffer: Set<Peer> = []
-        // The least a touch by string ID costs here (C, one slot per timer): the touch rows' floor.
+        // The C floors: the least a touch by string ID costs here (one slot per timer), and
+        // PreciseTimer's registry design by handle; the touch and by-handle rows' floor column.
         var cFloors: [[String: Double]] = []
         let checks = Dictionary(
             uniqueKeysWithValues: CancelOrder.allCases.map { order in

@@ -3,7 +3,7 @@ import Glibc
 /// One ended plain node (``TimerNode/isPlain``) kept per thread, for that thread's next plain
 /// timer: a thread that cancels and schedules in turn (sessions expiring and starting, a request's
 /// timeout cancelled as the next request arms one) reuses one node instead of freeing it and
-/// allocating another (about 120 of a schedule + cancel's 2 150 instructions).
+/// allocating another (about 190 of a schedule + cancel's 2 150 instructions).
 ///
 /// A node is kept only if nothing else references it (a fire in flight does): then no one can
 /// see it change. A handle or a tick that names its old timer keeps only its address and its
@@ -40,8 +40,10 @@ package enum SpareNode {
     /// may free it.
     @inline(__always)
     package static func offer(_ node: inout TimerNode?) {
-        // Read through the optional: a local copy of the reference would make it look shared.
-        guard node?.isPlain == true, node?.state == .ended, isKnownUniquelyReferenced(&node), let key = Self.key
+        // Read through the optional: a local copy of the reference would make it look shared. The
+        // state only once the node is known unshared: a fire in flight that holds it may write its
+        // state under its shard's lock, which this thread does not hold (`isPlain` reads `let`s).
+        guard node?.isPlain == true, isKnownUniquelyReferenced(&node), node?.state == .ended, let key = Self.key
         else { return }
         if let box = Self.box(in: key) {
             box._withUnsafeGuaranteedRef { if $0.node == nil { $0.node = node.take() } }

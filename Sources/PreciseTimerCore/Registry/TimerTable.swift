@@ -17,10 +17,10 @@
 /// bits clear: 16 high bits and 4 low ones hold the hash bits (``Slot``).
 ///
 /// The table owns one reference to each node it holds (+1 in ``insert(_:hash:)``, or the caller's
-/// in ``insert(owned:hash:)``, given back by
-/// ``remove(_:hash:shrinking:)`` and ``remove(atSlot:)``, released by ``removeAll(_:)`` or in `deinit`, or handed over by
-/// ``abandonAll()``), so probing never retains or releases a node, which would be a cache miss on
-/// its reference count.
+/// in ``insert(owned:hash:)``; given back by ``remove(_:hash:shrinking:)``,
+/// ``removeOwned(nodeAt:hash:shrinking:)`` and ``remove(atSlot:)``, released by ``removeAll(_:)``
+/// or in `deinit`, or handed over by ``abandonAll()``), so probing never retains or releases a
+/// node, which would be a cache miss on its reference count.
 ///
 /// A class, so that ``ShardState/cancelAll()`` can hand a whole table over in O(1) and its
 /// nodes are released exactly once, wherever the last reference goes.
@@ -203,18 +203,14 @@ package final class TimerTable {
     ///   (``shrinkIfSparse()``): a storm drains a table through several halvings.
     @discardableResult
     package func remove(_ node: TimerNode, hash: UInt64, shrinking: Bool = true) -> TimerNode? {
-        self.removeOwned(node, hash: hash, shrinking: shrinking)?.takeRetainedValue()
+        let address = UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque())
+        return self.removeOwned(nodeAt: address, hash: hash, shrinking: shrinking)?.takeRetainedValue()
     }
 
-    /// ``remove(_:hash:shrinking:)``, the table's reference handed to the caller as it is (the
-    /// caller releases it, or moves it on with `takeRetainedValue()` where it is stored): a
-    /// strong reference held across the caller's other calls would cost a retain and a release.
-    package func removeOwned(_ node: TimerNode, hash: UInt64, shrinking: Bool = true) -> Unmanaged<TimerNode>? {
-        self.removeOwned(
-            nodeAt: UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque()), hash: hash, shrinking: shrinking)
-    }
-
-    /// ``removeOwned(_:hash:shrinking:)`` of the node at `address` (compared, never dereferenced).
+    /// ``remove(_:hash:shrinking:)`` of the node at `address` (compared, never dereferenced), the
+    /// table's reference handed to the caller as it is (the caller releases it, or moves it on
+    /// with `takeRetainedValue()` where it is stored): a strong reference held across the caller's
+    /// other calls would cost a retain and a release.
     package func removeOwned(nodeAt address: UInt, hash: UInt64, shrinking: Bool = true) -> Unmanaged<TimerNode>? {
         self.slot(ofNodeAt: address, hash: hash).map { self.removeOwned(at: $0.index, shrinking: shrinking) }
     }
