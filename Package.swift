@@ -46,11 +46,15 @@ let package = Package(
             pkgConfig: "libevent_core",
             providers: [.apt(["libevent-dev"])]
         ),
-        // The protocol, the values, the registry and the scheduling logic: no C module, no engine.
-        // Every service is built on it; a test double or a Dispatch engine links no libevent.
+        // What the registry's hot paths need and Swift cannot spell: `__builtin_prefetch`, and a
+        // thread-local slot (each thread's spare node) read without a call. No engine.
+        .target(name: "CPreciseTimerCore"),
+        // The protocol, the values, the registry and the scheduling logic: no engine. Every service
+        // is built on it; a test double or a Dispatch engine links no libevent.
         .target(
             name: "PreciseTimerCore",
             dependencies: [
+                "CPreciseTimerCore",
                 // Small and dependency-free: the instruments take a Logger (disabled by default).
                 .product(name: "Logging", package: "swift-log"),
                 // The heaps of deadlines on the wall and continuous clocks (one module of the package).

@@ -36,7 +36,7 @@ extern int dup3(int oldfd, int newfd, int flags);
 
 // What Swift cannot reach by itself, and nothing more: libevent's flag constants and its
 // function-like macros (`evtimer_assign`, `evtimer_add`, the `CMSG_*` of `SCM_RIGHTS`), the variadic
-// `prctl`, the `__builtin_prefetch` builtin, and the glibc GNU prototypes above. Every other libevent and
+// `prctl`, and the glibc GNU prototypes above. Every other libevent and
 // libc function is called directly from Swift, through the engine's one wall (`Libevent.swift`).
 
 static inline int CLibevent_EV_READ(void) { return EV_READ; }
@@ -79,9 +79,5 @@ static inline int CLibevent_evtimer_assign(struct event *_Nonnull ev, struct eve
 static inline int CLibevent_evtimer_add(struct event *_Nonnull ev, const struct timeval *_Nonnull tv) {
     return evtimer_add(ev, tv);
 }
-
-/// `__builtin_prefetch`, which Swift cannot spell: asks the CPU to start loading the cache line at
-/// `address` because it will be read soon. A hint only: an address no longer valid never faults.
-static inline void CLibevent_prefetch(const void *_Nullable address) { __builtin_prefetch(address); }
 
 #endif

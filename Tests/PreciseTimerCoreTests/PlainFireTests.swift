@@ -3,8 +3,8 @@ import PreciseTimerTesting
 import Synchronization
 import Testing
 
-/// The loop's one-step path for plain one-shots (``ShardState/nextPlainOnLoop(now:notAfter:seen:hinting:)``)
-/// against the general one (``ShardState/nextOnLoop(now:notAfter:isFresh:seen:hinting:)``).
+/// The loop's one-step path for plain one-shots (``ShardState/nextPlainOnLoop(now:notAfter:seen:)``)
+/// against the general one (``ShardState/nextOnLoop(now:notAfter:isFresh:seen:)``).
 @Suite struct PlainFireTests {
     @Test("a plain one-shot's tick is the one the general path gives an equal one-shot with options")
     func sameTickBothWays() throws {

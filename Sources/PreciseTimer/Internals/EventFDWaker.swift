@@ -77,10 +77,4 @@ final class EventFDWaker: TimerDriver, @unchecked Sendable {
 
     /// Whether the doorbell rang since the loop last drained it.
     var hasRung: Bool { self.rung.load(ordering: .acquiring) }
-
-    /// `__builtin_prefetch` on the node the loop reads next (see ``TimerDriver/prefetch(address:)``).
-    @inline(__always)
-    func prefetch(address: UInt) {
-        CLibevent_prefetch(UnsafeRawPointer(bitPattern: address))
-    }
 }

@@ -83,7 +83,7 @@ extension ShardState {
 
     /// The loop's common case in one step: when the next timer in firing order is a plain
     /// one-shot (no ``TimerNode/Options``: on the loop, on the monotonic clock, no tolerance) and
-    /// is due, takes it, begins its call and ends it, as ``nextOnLoop(now:notAfter:isFresh:seen:hinting:)``
+    /// is due, takes it, begins its call and ends it, as ``nextOnLoop(now:notAfter:isFresh:seen:)``
     /// would through ``next(now:notAfter:isFresh:seen:)``, ``take(_:now:clocks:)`` and
     /// ``begin(_:onLoop:)``, without building a ``Fire``, a ``Next`` and a ``Call`` to move
     /// between them. Returns `nil` for any other timer, or when none is due: the loop then goes
@@ -91,7 +91,7 @@ extension ShardState {
     /// (early entries filed again, a due run gathered).
     @inline(__always)
     package mutating func nextPlainOnLoop(
-        now: Int64, notAfter limit: Int64, seen: Head, hinting driver: any TimerDriver
+        now: Int64, notAfter limit: Int64, seen: Head
     ) -> PlainFire? {
         self.settleHead()
         guard let entry = self.heap.min, entry.deadline <= now, entry.deadline <= limit,
@@ -108,7 +108,7 @@ extension ShardState {
         let first = self.heap.removeMinUnretained()!
         let hash = first._withUnsafeGuaranteedRef { $0.hash }
         let node = self.timers.removeOwned(nodeAt: UInt(bitPattern: first.toOpaque()), hash: hash, shrinking: false)!
-        self.prefetchRun(driver)
+        self.prefetchRun()
         self.loopLooksAt = .running
         let handler = node._withUnsafeGuaranteedRef { node in
             node.count = 1
@@ -125,21 +125,18 @@ extension ShardState {
     /// others, so the memory has arrived by then; without it, every fire waits for each of these
     /// misses in series. Hints only: nothing is dereferenced but the next node, which the run
     /// holds (and the table owns) under the shard's lock.
-    ///
-    /// - Parameter driver: The loop's driver, borrowed from the caller (this state's own
-    ///   ``clocks`` would be copied, a retain and a release per fire).
     @inline(__always)
-    func prefetchRun(_ driver: any TimerDriver) {
+    func prefetchRun() {
         guard let next = self.heap.runNode(ahead: 0) else { return }
-        driver.prefetch(address: self.heap.runEntryAddress(ahead: 4))
+        Prefetch.line(at: self.heap.runEntryAddress(ahead: 4))
         if let after = self.heap.runNode(ahead: 1) {
-            driver.prefetch(node: UInt(bitPattern: after.toOpaque()))
+            Prefetch.node(at: UInt(bitPattern: after.toOpaque()))
         }
-        // Not `prefetch(handlerOf:slotIn:)`: wrapping `self.timers` in its optional parameter
+        // Not `Prefetch.handler(of:slotIn:)`: wrapping `self.timers` in its optional parameter
         // retains and releases the table, about 45 instructions per fire of a storm.
         next._withUnsafeGuaranteedRef { node in
-            driver.prefetch(address: self.timers.slotAddress(hash: node.hash))
-            driver.prefetch(address: node.handlerContextAddress)
+            Prefetch.line(at: self.timers.slotAddress(hash: node.hash))
+            Prefetch.line(at: node.handlerContextAddress)
         }
     }
 
@@ -174,18 +171,16 @@ extension ShardState {
     }
 
     /// ``next(now:notAfter:isFresh:seen:)`` and, for a timer whose handler runs right here on the loop (no hop), its
-    /// ``begin(_:onLoop:)`` under the same lock. Returns the call to make, if any.
-    ///
-    /// - Parameter driver: Hints what the shard's next fires touch (``prefetchRun(_:)``).
+    /// ``begin(_:onLoop:)`` under the same lock, hinting what the shard's next fires touch
+    /// (``prefetchRun()``). Returns the call to make, if any.
     package mutating func nextOnLoop(
-        now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, seen: ShardState.Head = .none,
-        hinting driver: any TimerDriver
+        now: Int64, notAfter limit: Int64 = .max, isFresh: Bool = true, seen: ShardState.Head = .none
     ) -> (Next, Call?) {
         // Consumed and rebuilt, not bound by copy: a copy of the fire retains and releases its node.
         let next = self.next(now: now, notAfter: limit, isFresh: isFresh, seen: seen)
         switch consume next {
         case .fire(let fire):
-            self.prefetchRun(driver)
+            self.prefetchRun()
             guard fire.node.queue == nil, fire.work == .call else { return (.fire(fire), nil) }
             let call = self.begin(fire, onLoop: true)
             return (.fire(fire), call)

@@ -1,8 +1,8 @@
 extension ShardState {
     /// Timers swapped out of the registry by ``cancelAll()`` or ``close(_:)``: already ended
     /// (their era is past), unreachable from the registry, and released by whoever holds this,
-    /// outside the lock, exactly once: the value cannot be copied, and ``release(prefetchingWith:)``
-    /// consumes it.
+    /// outside the lock, exactly once: the value cannot be copied, and ``release()`` consumes
+    /// it.
     package struct Swept: ~Copyable {
         /// One shard's table and heap, as swapped out.
         fileprivate struct Part {
@@ -19,13 +19,13 @@ extension ShardState {
             self.count = timers.count
         }
 
-        /// A sweep dropped without ``release(prefetchingWith:)`` would leak every timer it holds
+        /// A sweep dropped without ``release()`` would leak every timer it holds
         /// (the tables own their nodes unmanaged): a debug build stops there; a release build lets
         /// go of them here rather than leak, wherever the value was dropped.
         deinit {
             guard !self.parts.isEmpty else { return }
             assertionFailure("ShardState.Swept dropped without release(): release it outside the lock")
-            Self.release(self.parts, prefetchingWith: nil)
+            Self.release(self.parts)
         }
 
         /// Nothing swept yet: sweeps of several shards are gathered into one with ``absorb(_:)``.
@@ -53,17 +53,16 @@ extension ShardState {
         /// time (a shard's timers are every 64th allocation, scattered). Otherwise shard by shard,
         /// in heap order. The tables' remaining timers (paused, or with a call in flight) follow.
         ///
-        /// - Parameter driver: Where prefetch hints go (``TimerDriver/prefetch(address:)``): while
-        ///   a timer is released, the node sixteen places on starts loading, and the table slot
-        ///   and closure context of the node eight places on (whose node has arrived by then).
-        ///   Without them every timer waits for each of those cache misses in series. `nil`: no
-        ///   hints.
-        package consuming func release(prefetchingWith driver: (any TimerDriver)? = nil) {
-            Self.release(self.parts, prefetchingWith: driver)
+        /// While a timer is released, the node sixteen places on starts loading (``Prefetch``),
+        /// and the table slot and closure context of the node eight places on (whose node has
+        /// arrived by then). Without the hints every timer waits for each of those cache misses
+        /// in series.
+        package consuming func release() {
+            Self.release(self.parts)
             self.parts = []
         }
 
-        private static func release(_ sweeps: [Part], prefetchingWith driver: (any TimerDriver)?) {
+        private static func release(_ sweeps: [Part]) {
             // Safe outside the lock: no registry path reads the handler of a node of a past era
             // (``begin(_:onLoop:)`` checks the era first), and nothing reaches these tables or heaps any more.
             let order = Self.releaseOrder(sweeps)
@@ -78,16 +77,16 @@ extension ShardState {
                 sweep.timers.abandonAll()
             }
             for index in order.indices {
-                if let driver, index + 16 < order.count {
-                    driver.prefetch(node: order[index + 16].node)
+                if index + 16 < order.count {
+                    Prefetch.node(at: order[index + 16].node)
                 }
-                if let driver, index + 8 < order.count {
+                if index + 8 < order.count {
                     // Still alive (owned by its table, or by this pass for a table that handed its
                     // references over): only the nodes before `index` were let go.
                     let ahead = order[index + 8]
                     let table = handedOver[ahead.sweep] ? nil : sweeps[ahead.sweep].timers
                     let node = Unmanaged<TimerNode>.fromOpaque(UnsafeRawPointer(bitPattern: ahead.node)!)
-                    node._withUnsafeGuaranteedRef { driver.prefetch(handlerOf: $0, slotIn: table) }
+                    node._withUnsafeGuaranteedRef { Prefetch.handler(of: $0, slotIn: table) }
                 }
                 let item = order[index]
                 let node = Unmanaged<TimerNode>.fromOpaque(UnsafeRawPointer(bitPattern: item.node)!)
@@ -111,7 +110,7 @@ extension ShardState {
             var sweep: Int
         }
 
-        /// The pending nodes of `sweeps` in release order (see ``release(prefetchingWith:)``),
+        /// The pending nodes of `sweeps` in release order (see ``release()``),
         /// read from the heaps' entries without touching a node.
         private static func releaseOrder(_ sweeps: [Part]) -> [Pending] {
             var total = 0
@@ -158,7 +157,7 @@ extension ShardState {
 
     /// Ends every timer in O(1) under the lock: the table and the heap are swapped out whole and
     /// the era bumped, so no call of theirs can begin once the lock is released. The caller
-    /// releases the handlers outside the lock with ``Swept/release(prefetchingWith:)`` (271 ms of holding the
+    /// releases the handlers outside the lock with ``Swept/release()`` (271 ms of holding the
     /// lock at a million pending timers when they were ended one by one in here).
     package mutating func cancelAll() -> Swept {
         self.era &+= 1

@@ -53,7 +53,7 @@ package struct ShardState {
     }
 
     /// A plain one-shot the loop took, began and ended in one step under the lock
-    /// (``nextPlainOnLoop(now:notAfter:seen:hinting:)``): its call begins now.
+    /// (``nextPlainOnLoop(now:notAfter:seen:)``): its call begins now.
     package struct PlainFire {
         /// The node, ended and out of the registry: the loop's reference, released after the
         /// call, outside the lock. Its ID, deadline and sequence make the tick.

@@ -1,4 +1,4 @@
-import Glibc
+import CPreciseTimerCore
 
 /// One ended plain node (``TimerNode/isPlain``) kept per thread, for that thread's next plain
 /// timer: a thread that cancels and schedules in turn (sessions expiring and starting, a request's
@@ -8,32 +8,13 @@ import Glibc
 /// A node is kept only if nothing else references it (a fire in flight does): then no one can
 /// see it change. A handle or a tick that names its old timer keeps only its address and its
 /// generation, so it names nothing once the node is reused (a reused node has a new sequence:
-/// ``ShardState/lookUp(_:hash:generation:location:)`` compares it). The spare lives in a box in
-/// a thread-specific slot, made the first time the thread offers a node; the thread's exit
-/// releases the box and its spare.
+/// ``ShardState/lookUp(_:hash:generation:location:)`` compares it).
+///
+/// The spare lives in a C thread-local (`CPreciseTimerCore_spareNode`), read and written inline:
+/// a `pthread_getspecific` slot cost a call per schedule and per cancel, and its lazily made key
+/// a `swift_once` check on each. The thread's first offer registers its exit, which releases the
+/// spare (a thread-specific key's destructor).
 package enum SpareNode {
-    /// A thread's spare.
-    private final class Box {
-        var node: TimerNode?
-    }
-
-    /// The thread-specific slot holding a retained ``Box``, or `nil` if the process ran out of
-    /// keys (every node is then freed, as without a spare).
-    private static let key: pthread_key_t? = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { pointer in
-            if let pointer { Unmanaged<Box>.fromOpaque(pointer).release() }
-        }
-        return status == 0 ? key : nil
-    }()
-
-    /// This thread's box, if it has one, borrowed: the slot's reference keeps it alive (a strong
-    /// one would retain and release it on every call).
-    @inline(__always)
-    private static func box(in key: pthread_key_t) -> Unmanaged<Box>? {
-        pthread_getspecific(key).map { Unmanaged<Box>.fromOpaque($0) }
-    }
-
     /// Takes `node` out of the caller's hands as this thread's spare if it is plain, ended and
     /// referenced by nothing else, and the thread has no spare yet (`node` is then `nil`);
     /// otherwise leaves it. Called outside every lock: the caller then lets the node go, which
@@ -43,22 +24,23 @@ package enum SpareNode {
         // Read through the optional: a local copy of the reference would make it look shared. The
         // state only once the node is known unshared: a fire in flight that holds it may write its
         // state under its shard's lock, which this thread does not hold (`isPlain` reads `let`s).
-        guard node?.isPlain == true, isKnownUniquelyReferenced(&node), node?.state == .ended, let key = Self.key
+        guard node?.isPlain == true, isKnownUniquelyReferenced(&node), node?.state == .ended else { return }
+        guard CPreciseTimerCore_hasSpare() == 0,
+            CPreciseTimerCore_isSpareReleasedAtExit() != 0 || Self.releaseSpareAtExit()
         else { return }
-        if let box = Self.box(in: key) {
-            box._withUnsafeGuaranteedRef { if $0.node == nil { $0.node = node.take() } }
-            return
-        }
-        let box = Box()
-        box.node = node.take()
-        let retained = Unmanaged.passRetained(box)
-        if pthread_setspecific(key, retained.toOpaque()) != 0 { retained.release() }  // The node goes with it.
+        CPreciseTimerCore_keepSpare(Unmanaged.passRetained(node.take()!).toOpaque())
     }
 
     /// This thread's spare, taken (the caller owns it), or `nil`.
     @inline(__always)
     package static func take() -> TimerNode? {
-        guard let key = Self.key, let box = Self.box(in: key) else { return nil }
-        return box._withUnsafeGuaranteedRef { $0.node.take() }
+        CPreciseTimerCore_takeSpare().map { Unmanaged<TimerNode>.fromOpaque($0).takeRetainedValue() }
+    }
+
+    /// The thread's first offer: registers its exit to release its spare. `false` if the process
+    /// has run out of thread-specific keys (no spare is kept then).
+    @inline(never)
+    private static func releaseSpareAtExit() -> Bool {
+        CPreciseTimerCore_releaseSpareAtExit { Unmanaged<TimerNode>.fromOpaque($0).release() } != 0
     }
 }

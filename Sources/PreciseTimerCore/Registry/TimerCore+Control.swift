@@ -52,7 +52,7 @@ extension TimerCore {
     ) throws(PreciseTimerError) -> Bool {
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash)  // Overlaps the clock and the lock.
-        if location != 0 { self.doorbell.prefetch(node: location) }  // And so does the node.
+        if location != 0 { Prefetch.node(at: location) }  // And so does the node.
         let now = self.doorbell.now()
         let deadline = try deadline(now)
         let (found, wake) = self.withLockedShard(shard) {
@@ -77,7 +77,7 @@ extension TimerCore {
     ) -> Bool {
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash)  // Overlaps the clock and the lock.
-        if location != 0 { self.doorbell.prefetch(node: location) }  // And so does the node.
+        if location != 0 { Prefetch.node(at: location) }  // And so does the node.
         let now = self.doorbell.now()
         return self.withLockedShard(shard) {
             $0.pause(id(), hash: hash, now: now, generation: generation, location: location)
@@ -123,7 +123,7 @@ extension TimerCore {
     ) -> Bool {
         let shard = self.shard(for: hash)
         self.prefetchSlot(shard: shard, hash: hash, inOrder: true)  // Overlaps taking the lock.
-        if location != 0 { self.doorbell.prefetch(node: location) }  // A hint: never dereferenced.
+        if location != 0 { Prefetch.node(at: location) }  // A hint: never dereferenced.
         var ended = self.withLockedShard(shard) {
             $0.cancel(id(), hash: hash, generation: generation, location: location)
         }
@@ -148,7 +148,7 @@ extension TimerCore {
         for shard in self.shards {
             let swept = shard.withLock { $0.cancelAll() }
             let count = swept.count
-            swept.release(prefetchingWith: self.doorbell)
+            swept.release()
             self.instruments.cancelled(count)
         }
     }

@@ -58,11 +58,10 @@ extension TimerCore {
             var next = ShardState.Next.idle(nil)
             var call: ShardState.Call? = nil
             let (newHead, sparse) = self.withLockedShard(index) { registry in
-                if let taken = registry.nextPlainOnLoop(now: now, notAfter: limit, seen: head, hinting: self.doorbell) {
+                if let taken = registry.nextPlainOnLoop(now: now, notAfter: limit, seen: head) {
                     plain = consume taken
                 } else {
-                    (next, call) = registry.nextOnLoop(
-                        now: now, notAfter: limit, isFresh: isFresh, seen: head, hinting: self.doorbell)
+                    (next, call) = registry.nextOnLoop(now: now, notAfter: limit, isFresh: isFresh, seen: head)
                 }
                 // Counted as it begins, under the lock, like a queue hop (see `counted`).
                 if !counted, plain != nil || call != nil {
@@ -76,7 +75,7 @@ extension TimerCore {
             isFresh = false
             if let plain = plain.take() {
                 woke = true
-                self.doorbell.prefetch(address: self.heads.earliest().head.address)
+                Prefetch.line(at: self.heads.earliest().head.address)
                 now = self.invoke(plain, shard: index)
                 continue
             }
@@ -104,7 +103,7 @@ extension TimerCore {
             }
             let fire = consume taken
             // The next timer's node starts loading while this one runs (a storm's nodes are cold).
-            self.doorbell.prefetch(address: self.heads.earliest().head.address)
+            Prefetch.line(at: self.heads.earliest().head.address)
             if let queue = fire.node.queue {
                 if self.hopsSynchronously {
                     queue.sync { self.hop(fire) }
@@ -268,7 +267,7 @@ extension TimerCore {
         return now
     }
 
-    /// Calls a plain one-shot's handler (see ``ShardState/nextPlainOnLoop(now:notAfter:seen:hinting:)``)
+    /// Calls a plain one-shot's handler (see ``ShardState/nextPlainOnLoop(now:notAfter:seen:)``)
     /// and lets go of it and of the node once it returns, outside every lock, as
     /// ``invoke(_:for:onLoop:)`` does for a one-shot. Returns the instant the call began.
     @inline(__always)

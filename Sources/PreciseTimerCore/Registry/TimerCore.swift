@@ -198,9 +198,9 @@ package final class TimerCore: Sendable {
     @inline(__always)
     func prefetchSlot(shard index: Int, hash: UInt64, inOrder: Bool = false) {
         self.withShard(index) { shard in
-            self.doorbell.prefetch(address: shard.slotAddress(hash: hash))
+            Prefetch.line(at: shard.slotAddress(hash: hash))
             if inOrder, hash & TimerID.generatedHashBit != 0, hash & 3 == 0 {
-                self.doorbell.prefetch(address: shard.slotAddress(hash: TimerID.tableHash(nextGroupAfter: hash)))
+                Prefetch.line(at: shard.slotAddress(hash: TimerID.tableHash(nextGroupAfter: hash)))
             }
         }
     }
@@ -322,7 +322,8 @@ package final class TimerCore: Sendable {
     /// the usual zero; any other is converted out of line.
     @inline(__always)
     static func validatedTolerance(_ options: TimerOptions, id: TimerID?) throws(PreciseTimerError) -> Int64 {
-        options.tolerance == .zero ? 0 : try Self.validatedTolerance(options.tolerance, id: id)
+        // Not `== .zero`: `Duration.zero` is a call into the standard library.
+        options.tolerance.attoseconds == 0 ? 0 : try Self.validatedTolerance(options.tolerance, id: id)
     }
 
     @inline(never)
@@ -371,7 +372,7 @@ package final class TimerCore: Sendable {
         // On the calling thread only: sharing the work with Dispatch workers (tried: 37 → 30 ms
         // for 100 000 timers) took the cooperative pool's threads on Linux, where they are the
         // same threads, and starved every task of the process for seconds under load.
-        swept.release(prefetchingWith: self.doorbell)
+        swept.release()
         self.instruments.closed(reason)
         self.instruments.ended(count)
         self.closeNotice.fire()

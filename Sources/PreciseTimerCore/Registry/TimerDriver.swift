@@ -7,11 +7,6 @@ package protocol TimerDriver: AnyObject, Sendable {
     /// Asks the loop to look at the earliest deadline again (it sleeps past a new one).
     /// Called without the registry lock held; must not block.
     func wake()
-    /// Asks the CPU to start loading the memory at `address` (a bit pattern, possibly stale),
-    /// which the loop reads soon: the next due timer's node, while the current one runs, so a
-    /// storm of due timers does not wait for one cache miss per timer in series. A hint only;
-    /// drivers without a way to say it do nothing (the default).
-    func prefetch(address: UInt)
     /// The wall clock (`CLOCK_REALTIME`), nanoseconds since the Unix epoch. Read only for
     /// wall-clock timers; the real clock by default, a virtual one in the virtual-time service.
     func wallClockNow() -> Int64
@@ -21,7 +16,6 @@ package protocol TimerDriver: AnyObject, Sendable {
 }
 
 extension TimerDriver {
-    package func prefetch(address: UInt) {}
     package func wallClockNow() -> Int64 { wallClockNanoseconds() }
     package func continuousNow() -> Int64 { continuousNanoseconds() }
 }

@@ -173,8 +173,9 @@ extension TimerNode {
     /// timer `timer-<number>`: every field as a new node's
     /// (``init(generatedNumber:deadline:interval:options:clock:tolerance:handler:)``), the caller
     /// placing it (``place(hash:)``) before it is registered.
+    @inline(__always)
     package func reuse(generatedNumber number: UInt64, deadline: Int64, handler: @escaping @Sendable (Tick) -> Void) {
-        precondition(self.isPlain && self.state == .ended, "TimerNode: only an ended plain node is reused")
+        assert(self.isPlain && self.state == .ended, "TimerNode: only an ended plain node is reused")
         self.storedHandler = StoredHandler(body: handler)
         self.deadline = deadline
         self.heapIndex = -1
@@ -376,24 +377,5 @@ extension TimerNode {
         if hash & TimerID.generatedHashBit != 0 { return self.isNamedBySequence && self.hash == hash }
         if self.isNamedBySequence { return self.id == id() }  // Only past 2⁶¹, hashed as strings.
         return unsafeDowncast(self, to: NamedTimerNode.self).chosenID == id()
-    }
-}
-
-extension TimerDriver {
-    /// Hints the cache lines of the node at `address`: 72 bytes (``TimerNode``'s size, checked
-    /// by a test) from a 16-byte boundary, always two lines. A ``NamedTimerNode``'s stored ID,
-    /// past them, is not hinted: firing does not read it.
-    @inline(__always)
-    func prefetch(node address: UInt) {
-        self.prefetch(address: address)
-        self.prefetch(address: address &+ 71)
-    }
-
-    /// Hints what firing or releasing `node` touches besides the node: its handler's closure
-    /// context and, when given, its slot in `table`.
-    @inline(__always)
-    func prefetch(handlerOf node: TimerNode, slotIn table: TimerTable?) {
-        if let table { self.prefetch(address: table.slotAddress(hash: node.hash)) }
-        self.prefetch(address: node.handlerContextAddress)
     }
 }

@@ -10,22 +10,22 @@ package struct TimerRequest: Sendable {
     package let clock: ClockBinding?
 
     /// A one-shot `delay` after `now`.
-    package init(after delay: Duration, now: Int64, id: TimerID?) throws(PreciseTimerError) {
+    package init(after delay: Duration, now: Int64, id: borrowing TimerID?) throws(PreciseTimerError) {
         self.deadline = try Self.deadline(now: now, after: try delay.validatedDelay(for: id), id: id)
         self.interval = 0
         self.clock = nil
     }
 
     /// A one-shot at `deadline` (in the past: as soon as possible).
-    package init(at deadline: MonotonicInstant, now: Int64, id: TimerID?) throws(PreciseTimerError) {
-        self.deadline = try Self.validated(deadline, now: now, id: id)
+    package init(at deadline: MonotonicInstant, now: Int64, id: borrowing TimerID?) throws(PreciseTimerError) {
+        self.deadline = try Self.validated(deadline, now: now, id: copy id)
         self.interval = 0
         self.clock = nil
     }
 
     /// A repeating timer: first after `delay`, or after one interval when it is `nil`.
     package init(
-        every interval: Duration, startingAfter delay: Duration?, now: Int64, id: TimerID?
+        every interval: Duration, startingAfter delay: Duration?, now: Int64, id: borrowing TimerID?
     ) throws(PreciseTimerError) {
         self.interval = try interval.validatedInterval(for: id)
         let first = try delay.map { (delay) throws(PreciseTimerError) in try delay.validatedDelay(for: id) }
@@ -35,10 +35,10 @@ package struct TimerRequest: Sendable {
 
     /// A repeating timer whose grid starts at `start`.
     package init(
-        every interval: Duration, startingAt start: MonotonicInstant, now: Int64, id: TimerID?
+        every interval: Duration, startingAt start: MonotonicInstant, now: Int64, id: borrowing TimerID?
     ) throws(PreciseTimerError) {
         self.interval = try interval.validatedInterval(for: id)
-        self.deadline = try Self.validated(start, now: now, id: id)
+        self.deadline = try Self.validated(start, now: now, id: copy id)
         self.clock = nil
     }
 
@@ -52,12 +52,12 @@ package struct TimerRequest: Sendable {
     /// A one-shot at a wall-clock instant, within ``TimerService/maximumDuration`` of the wall
     /// clock's now either way.
     package init(
-        atWallClock instant: WallClockInstant, _ clocks: ClockBinding.Readings, id: TimerID?
+        atWallClock instant: WallClockInstant, _ clocks: ClockBinding.Readings, id: borrowing TimerID?
     ) throws(PreciseTimerError) {
         let (distance, overflow) = instant.nanosecondsSinceEpoch.subtractingReportingOverflow(clocks.wall)
         guard !overflow, distance.magnitude <= TimerLimits.maximumNanoseconds.magnitude else {
             throw PreciseTimerError(
-                .invalidDelay, id: id,
+                .invalidDelay, id: copy id,
                 value: "\(instant) (wall clock now \(WallClockInstant(nanosecondsSinceEpoch: clocks.wall)))")
         }
         self.init(
@@ -70,16 +70,16 @@ package struct TimerRequest: Sendable {
     /// - Throws: ``PreciseTimerError/Code/invalidSchedule`` when the schedule has no occurrence
     ///   after now, ``PreciseTimerError/Code/invalidDelay`` when it is beyond reach.
     package init(
-        on schedule: any WallClockSchedule, _ clocks: ClockBinding.Readings, id: TimerID?
+        on schedule: any WallClockSchedule, _ clocks: ClockBinding.Readings, id: borrowing TimerID?
     ) throws(PreciseTimerError) {
         let now = WallClockInstant(nanosecondsSinceEpoch: clocks.wall)
         guard let first = schedule.next(after: now) else {
             throw PreciseTimerError(
-                .invalidSchedule, id: id, value: "\(schedule)", detail: "no occurrence after \(now)")
+                .invalidSchedule, id: copy id, value: "\(schedule)", detail: "no occurrence after \(now)")
         }
         guard ShardState.Upcoming(after: clocks.wall, next: first.nanosecondsSinceEpoch).isValid else {
             throw PreciseTimerError(
-                .invalidSchedule, id: id, value: "\(schedule)",
+                .invalidSchedule, id: copy id, value: "\(schedule)",
                 detail: "asked for the occurrence after \(now), it answered \(first): not after it")
         }
         let oneShot = try TimerRequest(atWallClock: first, clocks, id: id)

@@ -47,18 +47,32 @@ final class TimerShard: Sendable {
     ) throws(Failure) -> Result {
         try self.registry.withLock { (registry) throws(Failure) -> Result in
             let boundVersion = registry.boundVersion
-            defer {
-                let slots = registry.timers.slotLayout
-                if self.slotBase.load(ordering: .relaxed) != slots.base {
-                    self.slotBase.store(slots.base, ordering: .relaxed)
-                    self.slotMask.store(slots.mask, ordering: .relaxed)
-                }
-                if registry.boundVersion != boundVersion {
-                    self.boundCount.store(registry.boundCount, ordering: .relaxed)
-                    self.boundChanges.value.add(1, ordering: .releasing)
-                }
+            // Not a `defer`: one in this generic closure was emitted as a generic function of
+            // its own, called on every registry call.
+            let result: Result
+            do throws(Failure) {
+                result = try body(&registry)
+            } catch {
+                self.publish(registry, since: boundVersion)
+                throw error
             }
-            return try body(&registry)
+            self.publish(registry, since: boundVersion)
+            return result
+        }
+    }
+
+    /// Publishes what a locked call changed: the table's place, and the count of bound timers
+    /// if ``ShardState/boundVersion`` moved past `boundVersion`.
+    @inline(__always)
+    private func publish(_ registry: borrowing ShardState, since boundVersion: UInt64) {
+        let slots = registry.timers.slotLayout
+        if self.slotBase.load(ordering: .relaxed) != slots.base {
+            self.slotBase.store(slots.base, ordering: .relaxed)
+            self.slotMask.store(slots.mask, ordering: .relaxed)
+        }
+        if registry.boundVersion != boundVersion {
+            self.boundCount.store(registry.boundCount, ordering: .relaxed)
+            self.boundChanges.value.add(1, ordering: .releasing)
         }
     }
 }

@@ -1,0 +1,47 @@
+#ifndef C_PRECISE_TIMER_CORE_H
+#define C_PRECISE_TIMER_CORE_H
+
+// What the registry's hot paths need and Swift cannot spell: a prefetch, and a thread-local slot
+// read without a call. No engine: PreciseTimerCore still builds without libevent.
+
+/// `__builtin_prefetch`: asks the CPU to start loading the cache line at `address` because it will
+/// be read soon. A hint only: an address no longer valid (a stale or torn bit pattern) never faults.
+static inline __attribute__((always_inline)) void CPreciseTimerCore_prefetch(const void *_Nullable address) {
+    __builtin_prefetch(address);
+}
+
+/// This thread's spare timer node (one retained reference), or NULL. Swift imports no thread-local
+/// variable: it reads and writes this one through the functions below, inlined.
+extern __thread void *_Nullable CPreciseTimerCore_spareNode;
+/// Whether this thread's exit releases its spare (see `CPreciseTimerCore_releaseSpareAtExit`).
+extern __thread int CPreciseTimerCore_spareReleasedAtExit;
+
+/// Takes this thread's spare node: the caller owns its reference. NULL if there is none.
+static inline __attribute__((always_inline)) void *_Nullable CPreciseTimerCore_takeSpare(void) {
+    void *node = CPreciseTimerCore_spareNode;
+    CPreciseTimerCore_spareNode = (void *)0;
+    return node;
+}
+
+/// Whether this thread has a spare node.
+static inline __attribute__((always_inline)) int CPreciseTimerCore_hasSpare(void) {
+    return CPreciseTimerCore_spareNode != (void *)0;
+}
+
+/// Whether this thread's exit releases its spare (`CPreciseTimerCore_releaseSpareAtExit` ran).
+static inline __attribute__((always_inline)) int CPreciseTimerCore_isSpareReleasedAtExit(void) {
+    return CPreciseTimerCore_spareReleasedAtExit;
+}
+
+/// Keeps `node` (a retained reference, handed over) as this thread's spare. Only when it has
+/// none, and its exit releases it.
+static inline __attribute__((always_inline)) void CPreciseTimerCore_keepSpare(void *_Nonnull node) {
+    CPreciseTimerCore_spareNode = node;
+}
+
+/// Makes this thread's exit hand its spare, if any, to `release` (a thread-specific key's
+/// destructor; the key is made once per process).
+/// Returns whether it will (0 only if the process has run out of keys: then no spare is kept).
+int CPreciseTimerCore_releaseSpareAtExit(void (*_Nonnull release)(void *_Nonnull));
+
+#endif
