@@ -73,7 +73,7 @@ package struct ShardState {
     package struct Head: Comparable, Sendable {
         package var deadline: Int64
         package var sequence: UInt64
-        /// The node's address when the loop looked (for ``prefetch(address:)`` only: it may be
+        /// The node's address when the loop looked (for ``Prefetch/line(at:)`` only: it may be
         /// stale by the time it is used, and is never dereferenced); 0 when unknown.
         package var address: UInt = 0
 

@@ -10,6 +10,7 @@ package struct TimerRequest: Sendable {
     package let clock: ClockBinding?
 
     /// A one-shot `delay` after `now`.
+    @inline(__always)
     package init(after delay: Duration, now: Int64, id: borrowing TimerID?) throws(PreciseTimerError) {
         self.deadline = try Self.deadline(now: now, after: try delay.validatedDelay(for: id), id: id)
         self.interval = 0

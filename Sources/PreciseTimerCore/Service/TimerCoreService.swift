@@ -31,7 +31,7 @@ extension TimerCoreService {
         _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerHandle {
-        try self.withCore(otherwise: try Self.refused(id)) { core in
+        try self.withCore(otherwise: try Self.refusal(id)) { core in
             try core.schedule(trigger, id: id, options: options, handler)
         }
     }
@@ -54,7 +54,7 @@ extension TimerCoreService {
         id: TimerID, after delay: Duration, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> Bool {
-        try self.withCore(otherwise: try Self.refused(id)) { core in
+        try self.withCore(otherwise: try Self.refusal(id)) { core in
             try core.scheduleOrReschedule(id: id, after: delay, options: options, handler)
         }
     }
@@ -148,9 +148,9 @@ extension TimerCoreService {
         }
     }
 
-    /// A forked child's service schedules nothing (see ``TimerCoreService``): the fallback of
-    /// ``withCore(otherwise:_:)`` for the calls that schedule.
-    private static func refused<Result>(_ id: TimerID?) throws(PreciseTimerError) -> Result {
+    /// A forked child's service schedules nothing (see ``TimerCoreService``): what the calls that
+    /// schedule throw there.
+    package static func refusal<Result>(_ id: TimerID?) throws(PreciseTimerError) -> Result {
         throw PreciseTimerError(.shutDown, id: id, value: "a service inherited through fork()")
     }
 }

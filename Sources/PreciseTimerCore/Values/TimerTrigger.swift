@@ -51,6 +51,13 @@ public struct TimerTrigger: Sendable {
         TimerTrigger(kind: .on(schedule))
     }
 
+    /// The delay of an ``after(_:)`` trigger, the common one-shot, which a schedule on the
+    /// monotonic clock turns into its deadline without going through ``request(now:clock:driver:id:)``.
+    package var oneShotDelay: Duration? {
+        guard case .after(let delay) = self.kind else { return nil }
+        return delay
+    }
+
     /// Whether the trigger repeats.
     public var repeats: Bool {
         switch self.kind {
