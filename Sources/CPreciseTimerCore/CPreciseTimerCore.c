@@ -21,8 +21,23 @@ static void releaseAtExit(void *unused) {
 
 static void makeKey(void) { keyMade = pthread_key_create(&key, releaseAtExit) == 0; }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define C_PRECISE_TIMER_CORE_SANITIZED 1
+#endif
+#endif
+
+int CPreciseTimerCore_keepsSpares(void) {
+#ifdef C_PRECISE_TIMER_CORE_SANITIZED
+    return 0;
+#else
+    return 1;
+#endif
+}
+
 int CPreciseTimerCore_releaseSpareAtExit(void (*release)(void *)) {
     if (CPreciseTimerCore_spareReleasedAtExit) return 1;
+    if (!CPreciseTimerCore_keepsSpares()) return 0;
     pthread_once(&once, makeKey);
     // Any non-NULL value makes the destructor run at the thread's exit.
     if (!keyMade || pthread_setspecific(key, (void *)(uintptr_t)1) != 0) return 0;

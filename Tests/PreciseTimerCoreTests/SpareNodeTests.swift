@@ -16,7 +16,9 @@ struct SpareNodeTests {
         return node
     }
 
-    @Test("a cancelled plain timer's node serves this thread's next plain timer; its old handle names nothing")
+    @Test(
+        "a cancelled plain timer's node serves this thread's next plain timer; its old handle names nothing",
+        .enabled(if: SpareNode.isEnabled, "a sanitized build keeps no spare"))
     func reusedByTheNextTimer() throws {
         _ = SpareNode.take()
         let timers = TestTimerService()
@@ -37,7 +39,9 @@ struct SpareNodeTests {
         #expect(timers.scheduledCount == 0)
     }
 
-    @Test("a reused node starts as a new one: moved, paused and resumed before, it fires once, on time")
+    @Test(
+        "a reused node starts as a new one: moved, paused and resumed before, it fires once, on time",
+        .enabled(if: SpareNode.isEnabled, "a sanitized build keeps no spare"))
     func reusedNodeStartsFresh() throws {
         _ = SpareNode.take()
         let timers = TestTimerService()
@@ -78,7 +82,9 @@ struct SpareNodeTests {
         #expect(node.handlerAddress != 0 && node.isPlain && node.id == fresh.id)
     }
 
-    @Test("a node referenced elsewhere, or not plain, or not ended, is not kept")
+    @Test(
+        "a node referenced elsewhere, or not plain, or not ended, is not kept",
+        .enabled(if: SpareNode.isEnabled, "a sanitized build keeps no spare"))
     func onlyUnsharedEndedPlainNodes() throws {
         _ = SpareNode.take()
         var shared: TimerNode? = Self.endedPlainNode()
@@ -113,7 +119,17 @@ struct SpareNodeTests {
         #expect(SpareNode.take() == nil)
     }
 
-    @Test("a thread's exit releases its spare")
+    @Test(
+        "a build under a sanitizer keeps no spare: every ended node is freed",
+        .enabled(if: !SpareNode.isEnabled, "only a sanitized build keeps no spare"))
+    func sanitizedBuildKeepsNoSpare() {
+        _ = SpareNode.take()
+        var plain: TimerNode? = Self.endedPlainNode(7)
+        SpareNode.offer(&plain)
+        #expect(plain != nil && SpareNode.take() == nil, "a sanitized build kept a node for reuse")
+    }
+
+    @Test("a thread's exit releases its spare", .enabled(if: SpareNode.isEnabled, "a sanitized build keeps no spare"))
     func threadExitReleasesSpare() throws {
         final class Watch: @unchecked Sendable {
             weak var node: TimerNode?

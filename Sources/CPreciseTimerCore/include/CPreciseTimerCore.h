@@ -39,9 +39,14 @@ static inline __attribute__((always_inline)) void CPreciseTimerCore_keepSpare(vo
     CPreciseTimerCore_spareNode = node;
 }
 
+/// Whether threads keep spare nodes: not in a build under AddressSanitizer or ThreadSanitizer, where
+/// every ended node is freed, so that their checks see every use of a node after its end.
+int CPreciseTimerCore_keepsSpares(void);
+
 /// Makes this thread's exit hand its spare, if any, to `release` (a thread-specific key's
 /// destructor; the key is made once per process).
-/// Returns whether it will (0 only if the process has run out of keys: then no spare is kept).
+/// Returns whether it will (0 if the process has run out of keys, or under a sanitizer: then no
+/// spare is kept).
 int CPreciseTimerCore_releaseSpareAtExit(void (*_Nonnull release)(void *_Nonnull));
 
 #endif

@@ -14,7 +14,13 @@ import CPreciseTimerCore
 /// a `pthread_getspecific` slot cost a call per schedule and per cancel, and its lazily made key
 /// a `swift_once` check on each. The thread's first offer registers its exit, which releases the
 /// spare (a thread-specific key's destructor).
+///
+/// Builds under AddressSanitizer or ThreadSanitizer keep no spare (``isEnabled``): every ended node
+/// is freed there, so the sanitizers see any use of a node after its timer ended, reused or not.
 package enum SpareNode {
+    /// Whether threads keep a spare: `false` in a build under a sanitizer.
+    package static var isEnabled: Bool { CPreciseTimerCore_keepsSpares() != 0 }
+
     /// Takes `node` out of the caller's hands as this thread's spare if it is plain, ended and
     /// referenced by nothing else, and the thread has no spare yet (`node` is then `nil`);
     /// otherwise leaves it. Called outside every lock: the caller then lets the node go, which
@@ -38,7 +44,7 @@ package enum SpareNode {
     }
 
     /// The thread's first offer: registers its exit to release its spare. `false` if the process
-    /// has run out of thread-specific keys (no spare is kept then).
+    /// has run out of thread-specific keys, or under a sanitizer (no spare is kept then).
     @inline(never)
     private static func releaseSpareAtExit() -> Bool {
         CPreciseTimerCore_releaseSpareAtExit { Unmanaged<TimerNode>.fromOpaque($0).release() } != 0
