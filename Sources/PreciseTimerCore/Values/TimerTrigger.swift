@@ -6,7 +6,11 @@
 /// try timers.scheduleTimer(.every(.milliseconds(10)), id: "tick") { _ in … }  // repeating
 /// ```
 public struct TimerTrigger: Sendable {
-    private enum Kind: Sendable {
+    // Visible to inlined code for ``after(_:)``: a caller that builds its trigger inline knows
+    // its kind, so it neither calls a factory nor destroys the trigger through a switch over every
+    // kind (about 40 instructions per schedule).
+    @usableFromInline
+    enum Kind: Sendable {
         case after(Duration)
         case at(MonotonicInstant)
         case every(Duration, startingAfter: Duration?)
@@ -16,9 +20,16 @@ public struct TimerTrigger: Sendable {
         // trigger, the common `.after` included, that size and that cost to copy.
         indirect case on(any WallClockSchedule)
     }
-    private let kind: Kind
+    @usableFromInline
+    let kind: Kind
+
+    @usableFromInline
+    init(kind: Kind) {
+        self.kind = kind
+    }
 
     /// A one-shot `delay` from now; `.zero` fires as soon as possible.
+    @inlinable
     public static func after(_ delay: Duration) -> TimerTrigger {
         TimerTrigger(kind: .after(delay))
     }
