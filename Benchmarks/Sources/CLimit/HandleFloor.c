@@ -1,5 +1,6 @@
 // The by-handle floor of the peers section: PreciseTimer's registry design (what its schedule and
-// its cancel by TimerHandle do, step for step) in plain C, so that the by-handle rows show what
+// its cancel by TimerHandle do, step for step, but for the near tier: every timer goes to the far
+// tier) in plain C, so that the by-handle rows show what
 // that work costs on this machine without Swift, beside what Go's AfterFunc/Stop costs for less
 // work (no ID registry). See climit_handle_floor in CLimit.h.
 #define _GNU_SOURCE

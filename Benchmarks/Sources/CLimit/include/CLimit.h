@@ -103,7 +103,9 @@ int climit_touch_floor(
 /// address and its generation). A pair: read the clock, schedule `delays_ms[pending + k]` ms from
 /// now, then cancel handle `victims[k]`: both misses (its slot, its node) prefetched before the
 /// lock, the node read only once the table holds its address, freed outside the lock.
-/// What it leaves out: the event loop, reference counts, closures, errors, options.
+/// What it leaves out: the event loop, reference counts, closures, errors, options, and the near
+/// tier (PreciseTimer's 4-ary heap of each shard's earliest 1 024 timers, behind a bound): every
+/// timer goes to the far tier here.
 /// Returns 0 with the figures (ns per pair) set, or -1 if memory ran out or a call failed.
 int climit_handle_floor(
     int pending, int pairs, const uint32_t *_Nonnull delays_ms, const int32_t *_Nonnull victims,
