@@ -97,17 +97,22 @@ package struct TimerRequest: Sendable {
 
     /// `now + nanoseconds`, or ``PreciseTimerError/Code/invalidDelay`` when that is past the
     /// clock's range (a clock near the end of `Int64`, as a test service may start at).
+    @inline(__always)
     package static func deadline(now: Int64, after nanoseconds: Int64, id: TimerID?) throws(PreciseTimerError) -> Int64
     {
         let (deadline, overflow) = now.addingReportingOverflow(nanoseconds)
-        guard !overflow else {
-            throw PreciseTimerError(
-                .invalidDelay, id: id,
-                value:
-                    "\(Duration.nanoseconds(nanoseconds)) from \(MonotonicInstant(nanoseconds: now)) is past the clock's range"
-            )
-        }
+        guard !overflow else { throw Self.pastRange(now: now, after: nanoseconds, id: id) }
         return deadline
+    }
+
+    /// The error of a deadline past the clock's range, built out of line.
+    @inline(never)
+    private static func pastRange(now: Int64, after nanoseconds: Int64, id: TimerID?) -> PreciseTimerError {
+        PreciseTimerError(
+            .invalidDelay, id: id,
+            value:
+                "\(Duration.nanoseconds(nanoseconds)) from \(MonotonicInstant(nanoseconds: now)) is past the clock's range"
+        )
     }
 
     /// An absolute deadline within ``TimerService/maximumDuration`` of `now`, either way, so no
