@@ -1,3 +1,3 @@
 // `import PreciseTimerReference` brings the whole API: the protocol, the values and the adapters live in
-// `PreciseTimerCore` (no C), `DispatchReferenceTimer` here.
+// `PreciseTimerCore` (no engine), `DispatchReferenceTimer` here.
 @_exported import PreciseTimerCore
