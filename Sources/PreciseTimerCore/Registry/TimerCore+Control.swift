@@ -33,18 +33,17 @@ extension TimerCore {
         self.pause(handle.id, hash: handle.tableHash, generation: handle.generation, location: handle.location)
     }
 
-    /// Moves the timer to the deadline `deadline(now)` gives, with one clock reading for both;
-    /// with a `generation`, only the timer of that generation (at `location`, when known).
+    /// Moves the timer under `id` to the deadline `deadline(now)` gives, with one clock reading for
+    /// both.
     @inline(__always)
-    func move(
-        _ id: TimerID, generation: UInt64? = nil, location: UInt = 0,
-        to deadline: (Int64) throws(PreciseTimerError) -> Int64
-    ) throws(PreciseTimerError) -> Bool {
-        try self.move(id, hash: id.tableHash, generation: generation, location: location, to: deadline)
+    func move(_ id: TimerID, to deadline: (Int64) throws(PreciseTimerError) -> Int64) throws(PreciseTimerError) -> Bool
+    {
+        try self.move(id, hash: id.tableHash, generation: nil, location: 0, to: deadline)
     }
 
-    /// ``move(_:generation:location:to:)`` with the ID's ``TimerID/tableHash`` at hand: `id` is
-    /// built only if the shard needs it (a handle's generated ID is compared by its number).
+    /// ``move(_:to:)`` with the ID's ``TimerID/tableHash`` at hand, and with a `generation`, only
+    /// the timer of that generation (at `location`, when known): `id` is built only if the shard
+    /// needs it (a handle's generated ID is compared by its number).
     @inline(__always)
     private func move(
         _ id: @autoclosure () -> TimerID, hash: UInt64, generation: UInt64?, location: UInt,

@@ -251,13 +251,7 @@ package final class TimerCore: Sendable {
             if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
         }
         let tolerance = try Self.validatedTolerance(options, id: id)
-        let now = self.doorbell.now()
-        let request =
-            if let delay = trigger.oneShotDelay, options.clock == .suspending {
-                try TimerRequest(after: delay, now: now, id: id)  // The common case, inlined.
-            } else {
-                try trigger.request(now: now, clock: options.clock, driver: self.doorbell, id: id)
-            }
+        let request = try trigger.request(now: self.doorbell.now(), clock: options.clock, driver: self.doorbell, id: id)
         let number = self.sequence.next()
         // A generated name is unique by construction: its number is this timer's generation, and
         // no explicit ID may take the generated form. It is not built here (see ``TimerHandle/id``).

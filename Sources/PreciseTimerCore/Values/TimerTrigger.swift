@@ -62,13 +62,6 @@ public struct TimerTrigger: Sendable {
         TimerTrigger(kind: .on(schedule))
     }
 
-    /// The delay of an ``after(_:)`` trigger, the common one-shot, which a schedule on the
-    /// monotonic clock turns into its deadline without going through ``request(now:clock:driver:id:)``.
-    package var oneShotDelay: Duration? {
-        guard case .after(let delay) = self.kind else { return nil }
-        return delay
-    }
-
     /// Whether the trigger repeats.
     public var repeats: Bool {
         switch self.kind {
@@ -79,7 +72,21 @@ public struct TimerTrigger: Sendable {
 
     /// The request checked against the rules every service keeps, with `driver`'s clocks read at
     /// `now` (its monotonic time); `clock` applies to `after:` and `every:` triggers.
+    ///
+    /// The common one-shot, ``after(_:)`` on the monotonic clock, is inlined into the caller; every
+    /// other trigger goes through one switch out of line.
+    @inline(__always)
     package func request(
+        now: Int64, clock: TimerOptions.ClockKind, driver: any TimerDriver, id: TimerID?
+    ) throws(PreciseTimerError) -> TimerRequest {
+        if case .after(let delay) = self.kind, clock != .continuous {
+            return try TimerRequest(after: delay, now: now, id: id)
+        }
+        return try self.anyRequest(now: now, clock: clock, driver: driver, id: id)
+    }
+
+    @inline(never)
+    private func anyRequest(
         now: Int64, clock: TimerOptions.ClockKind, driver: any TimerDriver, id: TimerID?
     ) throws(PreciseTimerError) -> TimerRequest {
         let request: TimerRequest
