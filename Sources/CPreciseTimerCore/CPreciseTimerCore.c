@@ -1,4 +1,5 @@
 #include "CPreciseTimerCore.h"
+#include "Sanitized.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -20,12 +21,6 @@ static void releaseAtExit(void *unused) {
 }
 
 static void makeKey(void) { keyMade = pthread_key_create(&key, releaseAtExit) == 0; }
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define C_PRECISE_TIMER_CORE_SANITIZED 1
-#endif
-#endif
 
 int CPreciseTimerCore_keepsSpares(void) {
 #ifdef C_PRECISE_TIMER_CORE_SANITIZED

@@ -115,4 +115,32 @@ import Testing
         }
         #expect(!PageMemory.isZeroFilled(byteCount: 4_095))
     }
+
+    /// A buffer resized keeps what it held: mapped to mapped (remapped, or copied under a
+    /// sanitizer), growing and shrinking, then down below a page (back to `malloc`).
+    @Test func reallocationKeepsContents() {
+        let page = 4_096
+        func fill(_ buffer: UnsafeMutableRawPointer, from start: Int, to end: Int) {
+            for offset in stride(from: start, to: end, by: 8) {
+                buffer.storeBytes(of: UInt64(offset) &* 0x9E37_79B9_7F4A_7C15, toByteOffset: offset, as: UInt64.self)
+            }
+        }
+        func holds(_ buffer: UnsafeMutableRawPointer, upTo end: Int) -> Bool {
+            stride(from: 0, to: end, by: 8).allSatisfy {
+                buffer.load(fromByteOffset: $0, as: UInt64.self) == UInt64($0) &* 0x9E37_79B9_7F4A_7C15
+            }
+        }
+        var buffer = PageMemory.allocate(byteCount: 3 * page, alignment: 64)
+        fill(buffer, from: 0, to: 3 * page)
+        buffer = PageMemory.reallocate(buffer, from: 3 * page, to: 64 * page, keeping: 3 * page, alignment: 64)
+        #expect(holds(buffer, upTo: 3 * page))
+        fill(buffer, from: 3 * page, to: 64 * page)  // The pages a growth adds are writable.
+        buffer = PageMemory.reallocate(buffer, from: 64 * page, to: 128 * page + 24, keeping: 64 * page, alignment: 64)
+        #expect(holds(buffer, upTo: 64 * page))
+        buffer = PageMemory.reallocate(buffer, from: 128 * page + 24, to: 2 * page, keeping: 2 * page, alignment: 64)
+        #expect(holds(buffer, upTo: 2 * page))
+        buffer = PageMemory.reallocate(buffer, from: 2 * page, to: 1_000, keeping: 1_000, alignment: 64)
+        #expect(holds(buffer, upTo: 1_000 / 8 * 8))
+        PageMemory.deallocate(buffer, byteCount: 1_000)
+    }
 }

@@ -1,8 +1,10 @@
 #ifndef C_PRECISE_TIMER_CORE_H
 #define C_PRECISE_TIMER_CORE_H
 
-// What the registry's hot paths need and Swift cannot spell: a prefetch, and a thread-local slot
-// read without a call. No engine: PreciseTimerCore still builds without libevent.
+// What the registry needs and Swift cannot spell: a prefetch, a thread-local slot read without a
+// call, and mremap (variadic in C). No engine: PreciseTimerCore still builds without libevent.
+
+#include <stddef.h>
 
 /// `__builtin_prefetch`: asks the CPU to start loading the cache line at `address` because it will
 /// be read soon. A hint only: an address no longer valid (a stale or torn bit pattern) never faults.
@@ -48,5 +50,12 @@ int CPreciseTimerCore_keepsSpares(void);
 /// Returns whether it will (0 if the process has run out of keys, or under a sanitizer: then no
 /// spare is kept).
 int CPreciseTimerCore_releaseSpareAtExit(void (*_Nonnull release)(void *_Nonnull));
+
+/// Moves the anonymous mapping of `oldBytes` at `address` to one of `newBytes` (each rounded up to
+/// whole pages, as `mmap` and `munmap` round them), its contents kept: the kernel moves the pages
+/// rather than copying them, and the pages a growth adds come zero-filled when first touched.
+/// Returns the new address, or NULL with `errno` set: ENOMEM, or ENOSYS in a build under
+/// AddressSanitizer or ThreadSanitizer, which track mappings through `mmap` and `munmap` only.
+void *_Nullable CPreciseTimerCore_remap(void *_Nonnull address, size_t oldBytes, size_t newBytes);
 
 #endif

@@ -1,3 +1,4 @@
+import CPreciseTimerCore
 import Glibc
 
 /// Memory for the registry's large buffers (ID tables, heap tiers): an anonymous mapping from the
@@ -45,11 +46,26 @@ package enum PageMemory {
     }
 
     /// Moves what ``allocate(byteCount:alignment:)`` returned for `oldByteCount` into a buffer of
-    /// `newByteCount`, keeping the first `keptBytes`, and gives the old one back.
-    static func reallocate(
+    /// `newByteCount`, keeping the first `keptBytes` (and perhaps more: the rest is unspecified),
+    /// and gives the old one back.
+    ///
+    /// A mapping resized to another is remapped (`mremap`): the kernel moves its pages rather than
+    /// copying them into fresh ones, each of which would fault in again. A heap tier grows under
+    /// its shard's lock, and churn after a fill doubles every shard's far tier at once (its dead
+    /// entries wait there for a compaction). Builds under a sanitizer copy instead (see
+    /// `CPreciseTimerCore_remap`).
+    package static func reallocate(
         _ pointer: UnsafeMutableRawPointer, from oldByteCount: Int, to newByteCount: Int, keeping keptBytes: Int,
         alignment: Int
     ) -> UnsafeMutableRawPointer {
+        if oldByteCount >= Self.mappedBytes, newByteCount >= Self.mappedBytes {
+            if let moved = CPreciseTimerCore_remap(pointer, oldByteCount, newByteCount) { return moved }
+            let failure = errno
+            guard failure == ENOSYS else {
+                // As Swift's own allocations do when `realloc` fails.
+                fatalError("PreciseTimer: cannot remap \(oldByteCount) bytes to \(newByteCount) (errno \(failure))")
+            }
+        }
         let fresh = Self.allocate(byteCount: newByteCount, alignment: alignment)
         fresh.copyMemory(from: pointer, byteCount: keptBytes)
         Self.deallocate(pointer, byteCount: oldByteCount)
