@@ -96,16 +96,19 @@ int climit_touch_floor(
 /// The least a schedule + cancel by handle costs with PreciseTimer's registry design, for the
 /// peers section's by-handle rows (HandleFloor.c): PreciseTimer's steps, in C. 64 shards, each a
 /// mutex, an open-addressing table of 8-byte slots (a node's address and 16 bits of its hash,
-/// removal by backward shift) and a far tier of (deadline, node) entries whose removal pops the
-/// last, swaps it in next to the previous removal, or marks a bit (compacting once half is dead);
-/// a 64-byte malloc'd node per timer; generated numbers from one atomic, hashed as PreciseTimer
-/// hashes them (four consecutive numbers of a shard to one line); a 16-byte handle (the node's
-/// address and its generation). A pair: read the clock, schedule `delays_ms[pending + k]` ms from
-/// now, then cancel handle `victims[k]`: both misses (its slot, its node) prefetched before the
-/// lock, the node read only once the table holds its address, freed outside the lock.
-/// What it leaves out: the event loop, reference counts, closures, errors, options, and the near
-/// tier (PreciseTimer's 4-ary heap of each shard's earliest 1 024 timers, behind a bound): every
-/// timer goes to the far tier here.
+/// removal by backward shift), a near tier and a far tier of (deadline, sequence, node) entries:
+/// the near tier a 4-ary heap whose moves write each moved node's index, split into the far tier
+/// behind a bound once it reaches 1 024 entries (or twice what its last split kept), as
+/// `TimerHeap` splits; the far tier unordered, a removal popping the last entry, swapping it in
+/// next to the previous removal, or marking a bit (compacting once half is dead); a 64-byte
+/// malloc'd node per timer; generated numbers from one atomic, hashed as PreciseTimer hashes them
+/// (four consecutive numbers of a shard to one line); a 16-byte handle (the node's address and its
+/// generation). A pair: read the clock, schedule `delays_ms[pending + k]` ms from now, then cancel
+/// handle `victims[k]`: both misses (its slot, its node) prefetched before the lock, the node read
+/// only once the table holds its address, freed outside the lock.
+/// What it leaves out: the event loop (nothing fires, so the near tier is never refilled from the
+/// far one), reference counts, closures, errors, options; its table and far tier are sized for
+/// the run before it starts.
 /// Returns 0 with the figures (ns per pair) set, or -1 if memory ran out or a call failed.
 int climit_handle_floor(
     int pending, int pairs, const uint32_t *_Nonnull delays_ms, const int32_t *_Nonnull victims,
