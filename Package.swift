@@ -46,8 +46,8 @@ let package = Package(
             pkgConfig: "libevent_core",
             providers: [.apt(["libevent-dev"])]
         ),
-        // What the registry's hot paths need and Swift cannot spell: `__builtin_prefetch`, and a
-        // thread-local slot (each thread's spare node) read without a call. No engine.
+        // What the registry needs and Swift cannot spell: `__builtin_prefetch`, a thread-local slot
+        // (each thread's spare node) read without a call, and `mremap` (variadic). No engine.
         .target(name: "CPreciseTimerCore"),
         // The protocol, the values, the registry and the scheduling logic: no engine. Every service
         // is built on it; a test double or a Dispatch engine links no libevent.

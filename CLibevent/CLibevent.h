@@ -3,7 +3,7 @@
 
 // The engine's C module (libevent 2.1, `libevent-dev`): headers, and shims for what Swift cannot
 // call. Only `Sources/PreciseTimer/Internals` imports it; `PreciseTimerCore` does not (its one C
-// module, `CPreciseTimerCore`, holds a prefetch and a thread-local, no engine).
+// module, `CPreciseTimerCore`, holds a prefetch, a thread-local and `mremap`, no engine).
 
 // libc first: Debian's event-config.h defines _GNU_SOURCE, which breaks the Glibc module
 // when it is seen before the C library's own headers.

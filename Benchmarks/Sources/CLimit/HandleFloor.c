@@ -281,6 +281,24 @@ static int hf_schedule(hf_registry *registry, int64_t deadline, hf_handle *handl
     return 0;
 }
 
+/// Takes the far entry at `at` out: popped if last, swapped out if next to the previous removal,
+/// else marked dead (`TimerHeap.removeFar`).
+static void hf_far_remove(hf_shard *s, int32_t at) {
+    int32_t last = s->far_count - 1;
+    if (at == last) {
+        s->far_count--;
+    } else if (abs(at - s->previous_removal) <= HF_NEAR && !(s->dead[last / 64] >> (last % 64) & 1)) {
+        s->far[at] = s->far[last];
+        s->far[at].node->index = hf_far_index(at);
+        s->far_count--;
+    } else {
+        s->dead[at / 64] |= UINT64_C(1) << (at % 64);
+        s->dead_count++;
+        if (s->dead_count >= 64 && s->dead_count * 2 >= s->far_count) hf_compact(s);
+    }
+    s->previous_removal = at;
+}
+
 static int hf_cancel(hf_registry *registry, hf_handle handle) {
     uint64_t hash = hf_hash(handle.generation);
     hf_shard *s = hf_shard_of(registry, handle.generation);
@@ -313,26 +331,9 @@ static int hf_cancel(hf_registry *registry, hf_handle handle) {
     s->count--;
     if (node->index >= 0) {
         hf_near_remove(s, node->index);
-        node->state = 0;
-        pthread_mutex_unlock(&s->lock);
-        free(node);
-        return 1;
-    }
-    // The far entry: popped if last, swapped out if next to the previous removal, else dead.
-    int32_t at = hf_far_index(node->index);
-    int32_t last = s->far_count - 1;
-    if (at == last) {
-        s->far_count--;
-    } else if (abs(at - s->previous_removal) <= HF_NEAR && !(s->dead[last / 64] >> (last % 64) & 1)) {
-        s->far[at] = s->far[last];
-        s->far[at].node->index = hf_far_index(at);
-        s->far_count--;
     } else {
-        s->dead[at / 64] |= UINT64_C(1) << (at % 64);
-        s->dead_count++;
-        if (s->dead_count >= 64 && s->dead_count * 2 >= s->far_count) hf_compact(s);
+        hf_far_remove(s, hf_far_index(node->index));
     }
-    s->previous_removal = at;
     node->state = 0;
     pthread_mutex_unlock(&s->lock);
     free(node);

@@ -1,5 +1,8 @@
 /// The one implementation of ``TimerService`` that every service of this package shares: each
 /// requirement forwards to the service's ``TimerCore``, and each engine adds only how it stops.
+/// `PreciseTimer` writes the three calls a daemon makes per request (`scheduleTimer`, both
+/// `cancel`s) on the class itself, with the same fork check (``refusal(_:)``), so that they reach
+/// the core without this generic extension's hops.
 ///
 /// Fork-inertness lives here, so every engine gets it: in a child created with `fork()` the
 /// engine's thread or queue does not exist and a registry semaphore may have been copied while
