@@ -44,8 +44,20 @@ struct BenchPlan: Sendable {
     var memoryCount: Int { self.quick ? 200_000 : 1_000_000 }
     /// One-shots in the fire storm.
     let stormCount = 100_000
-    /// Interleaved rounds of the peers section's cost and storm runs (its lateness uses `rounds`).
-    var peerRounds: Int { self.quick ? 2 : 3 }
+    /// Interleaved rounds of the peers section's cost and storm runs. Five, not three: Go's
+    /// figures move with its collector by a fifth from run to run, and a median of three
+    /// followed single runs.
+    var peerRounds: Int { self.quick ? 2 : 5 }
+    /// Ticks per contestant of the peers section's lateness rows, over all its rounds.
+    ///
+    /// A p99 over 5 000 ticks is the 50th-latest tick: on a shared VM, where a stall of the host
+    /// makes a few dozen ticks in a row late, one stall decided the row, and which contestant it
+    /// fell on was chance. Four times the ticks in short rounds spread the stalls over every
+    /// contestant.
+    var peerTicks: Int { self.quick ? 1_000 : 20_000 }
+    /// Interleaved rounds the peers' lateness ticks are split into (500 ticks, half a second,
+    /// each).
+    var peerLatenessRounds: Int { self.quick ? 2 : 40 }
 
     /// Seconds a 1 s repeating timer idles while process CPU is measured.
     var idleSeconds: Int { self.quick ? 3 : 10 }

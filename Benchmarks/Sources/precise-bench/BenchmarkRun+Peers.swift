@@ -41,8 +41,9 @@ extension BenchmarkRun {
     /// victims), the fill, memory per pending timer, the idle-timeout touch, a storm of
     /// `plan.stormCount` one-shots and the lateness of a 1 ms repeating timer beside the kernel
     /// floor. Cost and storm runs are fresh processes, interleaved peer by peer for
-    /// `plan.peerRounds` rounds; lateness rounds are interleaved the same way; every cell is the
-    /// median over the rounds (lateness: percentiles of the merged rounds).
+    /// `plan.peerRounds` rounds; lateness is `plan.peerTicks` ticks in `plan.peerLatenessRounds`
+    /// rounds interleaved the same way; every cell is the median over the rounds (lateness:
+    /// percentiles of the merged rounds).
     mutating func measurePeers() {
         let plan = self.plan
         let loadBefore = Self.loadAverage()
@@ -127,9 +128,9 @@ extension BenchmarkRun {
         // Lateness: the kernel floor and every peer but DelayQueue, rounds interleaved.
         var lateness: [Peer: LatenessRun] = [:]
         var floor = LatenessRun()
-        let perRound = plan.ticks / plan.rounds
-        for round in 1...plan.rounds {
-            Self.log("peers: lateness round \(round) of \(plan.rounds)")
+        let perRound = plan.peerTicks / plan.peerLatenessRounds
+        for round in 1...plan.peerLatenessRounds {
+            Self.log("peers: lateness round \(round) of \(plan.peerLatenessRounds)")
             if case .success(let run) = Contestant.floorNanosleep.runRound(plan: plan, ticks: perRound) {
                 floor.append(run)
             }
@@ -229,7 +230,7 @@ extension BenchmarkRun {
             lateness[peer].map { [["p": Double($0.percentile(percentile))]] } ?? []
         }
         row(
-            "1 ms repeating timer, \(plan.ticks) ticks: p50 lateness (µs)", "p",
+            "1 ms repeating timer, \(plan.peerTicks) ticks: p50 lateness (µs)", "p",
             note: "floor: clock_nanosleep, same run",
             format: Format.micro, floorValue: floor.calls > 0 ? Double(floor.percentile(50)) : .nan
         ) { late($0, 50) }
