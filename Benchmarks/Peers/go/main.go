@@ -15,12 +15,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
-	_ "unsafe" // go:linkname
+	"unsafe" // go:linkname, and the CPU mask's address
 )
 
 // nanotime is the runtime's CLOCK_MONOTONIC read (vDSO), the clock every other row reads.
@@ -223,6 +224,29 @@ func lateness(ticks int, interval int64) {
 	printResult(map[string]float64{"cpu": float64(processCPUNs()-cpu0) / float64(ticks)}, samples)
 }
 
+// pinFromEnvironment pins the thread that makes the measured calls, and only it, to the CPU in
+// PRECISE_BENCH_CPU, as precise-bench pins every column's measuring thread in a cost round. The
+// main goroutine is locked to its thread first; threads the runtime starts from then on come
+// from its template thread, unpinned, so the collector still runs where the system puts it.
+func pinFromEnvironment() {
+	value, ok := os.LookupEnv("PRECISE_BENCH_CPU")
+	if !ok {
+		return
+	}
+	cpu, err := strconv.Atoi(value)
+	if err != nil || cpu < 0 || cpu >= 1024 {
+		fail("PRECISE_BENCH_CPU=" + value + " is not a CPU number")
+	}
+	runtime.LockOSThread()
+	var mask [16]uint64 // a cpu_set_t: 1024 bits
+	mask[cpu/64] |= 1 << (uint(cpu) % 64)
+	_, _, errno := syscall.RawSyscall(
+		syscall.SYS_SCHED_SETAFFINITY, 0, unsafe.Sizeof(mask), uintptr(unsafe.Pointer(&mask)))
+	if errno != 0 {
+		fail("cannot pin to CPU " + value + ": " + errno.Error())
+	}
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		fail("usage: precise-peer-go cost|storm|lateness ...")
@@ -238,6 +262,7 @@ func main() {
 		if err != nil || pairs+touches > pending || (order != "fifo" && order != "random") {
 			fail("pairs + touches must not exceed pending; order is fifo or random")
 		}
+		pinFromEnvironment()
 		cost(order, pending, pairs, touches, seed)
 	case "storm":
 		storm(intArg(2))

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -679,4 +680,39 @@ int climit_touch_floor(
     *wall_per_touch = (double)wall / touches;
     *cpu_per_touch = (double)cpu / touches;
     return 0;
+}
+
+// MARK: Pinning
+
+_Static_assert(sizeof(cpu_set_t) == CLIMIT_AFFINITY_BYTES, "CLIMIT_AFFINITY_BYTES is a cpu_set_t");
+
+int climit_allowed_cpus(int *cpus, int capacity) {
+    cpu_set_t set;
+    int rc = pthread_getaffinity_np(pthread_self(), sizeof set, &set);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    int count = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &set)) continue;
+        if (count < capacity) cpus[count] = cpu;
+        count++;
+    }
+    return count;
+}
+
+int climit_pin_thread(int cpu, void *saved, size_t size) {
+    if (size < sizeof(cpu_set_t) || cpu < 0 || cpu >= CPU_SETSIZE) return EINVAL;
+    int rc = pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), (cpu_set_t *)saved);
+    if (rc != 0) return rc;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+int climit_restore_thread(const void *saved, size_t size) {
+    if (size < sizeof(cpu_set_t)) return EINVAL;
+    return pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), (const cpu_set_t *)saved);
 }

@@ -86,11 +86,15 @@ extension BenchmarkRun {
                     order: order, pending: plan.pending, pairs: plan.pairs, touches: 0, seed: PeerBenchmark.seed)
                 return (order, Double(draws.check))
             })
+        // Every column's measuring thread on the same CPU in a round, each CPU in turn.
+        let cpus = MeasuringCPU.allowed()
         for round in 1...plan.peerRounds {
+            let cpu = cpus.isEmpty ? nil : cpus[(round - 1) % cpus.count]
+            let onCPU = cpu.map { ", measuring thread on CPU \($0)" } ?? ""
             for order in CancelOrder.allCases {
                 for peer in Peer.allCases where skipped[peer] == nil {
-                    Self.log("peers: round \(round) of \(plan.peerRounds), \(peer.label), \(order.rawValue)")
-                    switch Self.peerCost(peer, order, plan) {
+                    Self.log("peers: round \(round) of \(plan.peerRounds), \(peer.label), \(order.rawValue)\(onCPU)")
+                    switch Self.peerCost(peer, order, plan, cpu: cpu) {
                     case .success(let figures):
                         if figures["check"] != checks[order] { drawsDiffer.insert(peer) }
                         cost[peer, default: [:]][order, default: []].append(figures)
@@ -99,7 +103,8 @@ extension BenchmarkRun {
                 }
                 Self.log("peers: round \(round) of \(plan.peerRounds), PreciseTimer by handle, \(order.rawValue)")
                 if case .success(let result) = ProbeLauncher.run(
-                    .peerHandleCost(order, pending: plan.pending, pairs: plan.pairs))
+                    .peerHandleCost(order, pending: plan.pending, pairs: plan.pairs),
+                    environment: MeasuringCPU.environment(cpu))
                 {
                     if result.figures["check"] != handleChecks[order] { drawsDiffer.insert(.precise) }
                     let prefix = order == .fifo ? "fifo" : "random"
@@ -112,7 +117,8 @@ extension BenchmarkRun {
             }
             Self.log("peers: round \(round) of \(plan.peerRounds), the C floors (touch, by handle)")
             if case .success(let result) = ProbeLauncher.run(
-                .peerCost(.climit, .random, pending: plan.pending, pairs: plan.pairs, touches: plan.controlOps))
+                .peerCost(.climit, .random, pending: plan.pending, pairs: plan.pairs, touches: plan.controlOps),
+                environment: MeasuringCPU.environment(cpu))
             {
                 cFloors.append(result.figures)
             }
@@ -240,6 +246,21 @@ extension BenchmarkRun {
             format: Format.micro, floorValue: floor.calls > 0 ? Double(floor.percentile(99)) : .nan
         ) { late($0, 99) }
         self.renameFigure("p", to: "lateness.p99")
+        // How far each p99 could move with other rounds: two columns whose intervals overlap are
+        // not told apart by this run.
+        var intervals: [String] = []
+        let columns = Peer.allCases.map { ($0.rawValue, $0.label, lateness[$0]) } + [("floor", "kernel floor", floor)]
+        for (key, label, run) in columns {
+            guard let (low, high) = run?.interval(percentile: 99) else { continue }
+            intervals.append("\(label) \(Format.micro(Double(low)))–\(Format.micro(Double(high)))")
+            self.figures["peers.\(key).lateness.p99.low"] = Double(low)
+            self.figures["peers.\(key).lateness.p99.high"] = Double(high)
+        }
+        if !intervals.isEmpty {
+            self.report.row(
+                "p99: 90 % interval, rounds resampled (µs)", values: [],
+                note: intervals.joined(separator: "; "))
+        }
         for peer in Peer.allCases {
             if let reason = skipped[peer] { self.report.skipped(peer.label, reason: reason) }
             if drawsDiffer.contains(peer) {
@@ -264,10 +285,11 @@ extension BenchmarkRun {
     }
 
     private static func peerCost(
-        _ peer: Peer, _ order: CancelOrder, _ plan: BenchPlan
+        _ peer: Peer, _ order: CancelOrder, _ plan: BenchPlan, cpu: Int32?
     ) -> Result<
         [String: Double], BenchmarkSkip
     > {
+        let environment = MeasuringCPU.environment(cpu)
         let touches = order == .random ? plan.controlOps : 0
         let prefix = order == .fifo ? "fifo" : "random"
         let figures: Result<[String: Double], BenchmarkSkip>
@@ -275,11 +297,13 @@ extension BenchmarkRun {
         case .precise, .libevent:
             let kind: ServiceKind = peer == .precise ? .precise : .libevent
             figures = ProbeLauncher.run(
-                .peerCost(kind, order, pending: plan.pending, pairs: plan.pairs, touches: touches)
+                .peerCost(kind, order, pending: plan.pending, pairs: plan.pairs, touches: touches),
+                environment: environment
             ).map(\.figures)
         case .go, .tokio, .delayQueue:
             figures = peer.program!.run(
-                ["cost", prefix, "\(plan.pending)", "\(plan.pairs)", "\(touches)", "\(PeerBenchmark.seed)"]
+                ["cost", prefix, "\(plan.pending)", "\(plan.pairs)", "\(touches)", "\(PeerBenchmark.seed)"],
+                environment: environment
             ).map(\.figures)
         }
         // Pair figures are kept per order ("fifo.wall"); fill, memory, touch and check as they are.

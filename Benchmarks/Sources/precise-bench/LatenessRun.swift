@@ -18,18 +18,26 @@ struct LatenessRun: Sendable {
     var drift: Int64 = 0
     /// Process CPU time over the rounds, in nanoseconds.
     var cpu: Int64 = 0
+    /// Every call's lateness in nanoseconds (0 for an early call), in order, for a run that
+    /// recorded calls itself; a run made of rounds keeps each round's in ``roundSamples``.
+    private(set) var samples: [Int64] = []
+    /// The calls of each round appended (``append(_:)``), for ``interval(percentile:confidence:resamples:)``.
+    private(set) var roundSamples: [[Int64]] = []
 
     /// Records one call's lateness.
     mutating func record(lateness: Int64) {
         self.calls += 1
         if lateness < 0 { self.early += 1 }
-        _ = self.histogram.record(UInt64(Swift.max(lateness, 0)))
+        let clamped = Swift.max(lateness, 0)
+        _ = self.histogram.record(UInt64(clamped))
+        self.samples.append(clamped)
     }
 
     /// Adds a later round: its histogram and counts merge; its drift replaces this one's.
     mutating func append(_ round: LatenessRun) {
         self.histogram.add(round.histogram)
         self.roundP99.append(round.percentile(99))
+        self.roundSamples.append(round.samples)
         self.calls += round.calls
         self.missed += round.missed
         self.early += round.early
@@ -40,6 +48,40 @@ struct LatenessRun: Sendable {
     /// The lateness at `percentile` (0...100), in nanoseconds.
     func percentile(_ percentile: Double) -> Int64 {
         Int64(self.histogram.valueAtPercentile(percentile))
+    }
+
+    /// A `confidence` interval of the lateness at `percentile` (0...100), in nanoseconds, by the
+    /// bootstrap: the rounds drawn again with replacement `resamples` times (seeded, so a run's
+    /// interval is reproducible from its samples), each draw's merged percentile computed, and
+    /// the interval's ends taken from those. Whole rounds are drawn, not calls: a stall of the
+    /// host makes calls in a row late, so calls are not independent draws; rounds nearly are.
+    /// `nil` below two rounds.
+    ///
+    /// Two columns whose intervals overlap are not told apart by this run: which one's
+    /// percentile is lower is then the run's chance.
+    func interval(percentile: Double, confidence: Double = 0.9, resamples: Int = 1_000) -> (low: Int64, high: Int64)? {
+        guard self.roundSamples.count >= 2 else { return nil }
+        /// The value at `percentile` of `sorted`, as the histogram defines it: the smallest value
+        /// with at least `percentile` % of the values at or below it.
+        func value(at percentile: Double, of sorted: [Int64]) -> Int64 {
+            let rank = Int((percentile / 100 * Double(sorted.count)).rounded(.up))
+            return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
+        }
+        var generator = SeededGenerator(seed: 22)
+        var estimates: [Int64] = []
+        estimates.reserveCapacity(resamples)
+        var merged: [Int64] = []
+        for _ in 0..<resamples {
+            merged.removeAll(keepingCapacity: true)
+            for _ in self.roundSamples.indices {
+                merged.append(contentsOf: self.roundSamples[Int(generator.next() % UInt64(self.roundSamples.count))])
+            }
+            merged.sort()
+            estimates.append(value(at: percentile, of: merged))
+        }
+        estimates.sort()
+        let tail = (1 - confidence) / 2 * 100
+        return (value(at: tail, of: estimates), value(at: 100 - tail, of: estimates))
     }
 
     /// The largest lateness recorded, in nanoseconds.

@@ -68,11 +68,13 @@ enum PeerProgram: String, CaseIterable, Sendable {
         }
     }
 
-    /// Runs one measurement: the work's arguments after the peer's own.
-    func run(_ arguments: [String]) -> Result<Output, BenchmarkSkip> {
+    /// Runs one measurement: the work's arguments after the peer's own; `environment` replaces
+    /// the child's (`nil`: this process's).
+    func run(_ arguments: [String], environment: [String: String]? = nil) -> Result<Output, BenchmarkSkip> {
         let process = Process()
         process.executableURL = self.executable
         process.arguments = self.prefix + arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.standardError

@@ -2,20 +2,21 @@ import Foundation
 
 /// Starts ``Probe``s in child processes of this same executable and reads back their results.
 enum ProbeLauncher {
-    /// Runs one probe and waits for it.
-    static func run(_ probe: Probe) -> Result<ProbeResult, BenchmarkSkip> {
-        Self.run([probe])[0]
+    /// Runs one probe and waits for it; `environment` replaces the child's (`nil`: this process's).
+    static func run(_ probe: Probe, environment: [String: String]? = nil) -> Result<ProbeResult, BenchmarkSkip> {
+        Self.run([probe], environment: environment)[0]
     }
 
     /// Starts every probe at once, then waits for all (for measurements that do not compete,
     /// such as idle CPU). Each child's stderr goes to this process's stderr.
-    static func run(_ probes: [Probe]) -> [Result<ProbeResult, BenchmarkSkip>] {
+    static func run(_ probes: [Probe], environment: [String: String]? = nil) -> [Result<ProbeResult, BenchmarkSkip>] {
         let executable = URL(fileURLWithPath: Self.executablePath())
         var started: [Result<(Process, Pipe), BenchmarkSkip>] = []
         for probe in probes {
             let process = Process()
             process.executableURL = executable
             process.arguments = ["--probe", probe.encoded]
+            if let environment { process.environment = environment }
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.standardError

@@ -194,6 +194,8 @@ fn tokio_cost(draws: &Draws, pending: usize, pairs: usize) {
     // Warm the runtime's threads before the baseline.
     rt.block_on(handle.spawn(async {}))
         .unwrap_or_else(|e| fail(&e.to_string()));
+    // Only this thread, which spawns and aborts: the workers, started above, stay unpinned.
+    pin_from_environment();
     let mut handles: Vec<Option<JoinHandle<()>>> = Vec::with_capacity(pending + pairs);
     handles.resize_with(pending + pairs, || None);
 
@@ -328,6 +330,7 @@ fn current_thread() -> tokio::runtime::Runtime {
 }
 
 fn delayqueue_cost(draws: &Draws, pending: usize, pairs: usize) {
+    pin_from_environment();
     let rt = current_thread();
     rt.block_on(async {
         let mut queue: DelayQueue<u64> = DelayQueue::new();
@@ -416,6 +419,27 @@ fn delayqueue_storm(count: usize) {
         );
         std::process::exit(0);
     });
+}
+
+/// Pins the calling thread, and only it, to the CPU in `PRECISE_BENCH_CPU`, as precise-bench
+/// pins every column's measuring thread in a cost round.
+fn pin_from_environment() {
+    let value = match std::env::var("PRECISE_BENCH_CPU") {
+        Ok(value) => value,
+        Err(_) => return,
+    };
+    let cpu: usize = match value.parse() {
+        Ok(cpu) if cpu < libc::CPU_SETSIZE as usize => cpu,
+        _ => fail(&format!("PRECISE_BENCH_CPU={} is not a CPU number", value)),
+    };
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        fail(&format!("cannot pin to CPU {}: {}", cpu, std::io::Error::last_os_error()));
+    }
 }
 
 fn main() {
