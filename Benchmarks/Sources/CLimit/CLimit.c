@@ -684,8 +684,6 @@ int climit_touch_floor(
 
 // MARK: Pinning
 
-_Static_assert(sizeof(cpu_set_t) == CLIMIT_AFFINITY_BYTES, "CLIMIT_AFFINITY_BYTES is a cpu_set_t");
-
 int climit_allowed_cpus(int *cpus, int capacity) {
     cpu_set_t set;
     int rc = pthread_getaffinity_np(pthread_self(), sizeof set, &set);
@@ -702,17 +700,10 @@ int climit_allowed_cpus(int *cpus, int capacity) {
     return count;
 }
 
-int climit_pin_thread(int cpu, void *saved, size_t size) {
-    if (size < sizeof(cpu_set_t) || cpu < 0 || cpu >= CPU_SETSIZE) return EINVAL;
-    int rc = pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), (cpu_set_t *)saved);
-    if (rc != 0) return rc;
+int climit_pin_thread(int cpu) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return EINVAL;
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
-int climit_restore_thread(const void *saved, size_t size) {
-    if (size < sizeof(cpu_set_t)) return EINVAL;
-    return pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), (const cpu_set_t *)saved);
 }

@@ -8,7 +8,8 @@ import Foundation
 /// with random victims cost 513 ns on CPU 0 and 760 on CPU 1, and the C floor 427 against 593,
 /// both under `taskset`. A child the system placed on the slow CPU lost the row for its column.
 /// So each round of the peers' cost rows runs every column's measuring thread on the same CPU,
-/// round `k` on the `k`-th allowed CPU in turn, and every column meets every CPU as often.
+/// round `k` on the `k`-th allowed CPU in turn: every column meets each CPU as often as the
+/// others do.
 ///
 /// Only the thread that makes the measured calls is pinned, never a whole process: Go's
 /// collector and tokio's workers stay free to run on the other CPU, as they would unpinned
@@ -38,8 +39,7 @@ enum MeasuringCPU {
         guard let cpu = Int32(value) else {
             throw BenchmarkSkip(reason: "\(Self.environmentKey)=\(value) is not a CPU number")
         }
-        var saved = [UInt8](repeating: 0, count: Int(CLIMIT_AFFINITY_BYTES))
-        let rc = saved.withUnsafeMutableBytes { climit_pin_thread(cpu, $0.baseAddress!, $0.count) }
+        let rc = climit_pin_thread(cpu)
         guard rc == 0 else {
             throw BenchmarkSkip(reason: "cannot pin to CPU \(cpu): \(String(cString: strerror(rc)))")
         }

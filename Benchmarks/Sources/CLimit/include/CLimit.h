@@ -120,16 +120,9 @@ int climit_handle_floor(
 /// Returns how many there are, or -1 (errno set).
 int climit_allowed_cpus(int *_Nonnull cpus, int capacity);
 
-/// Pins the calling thread to `cpu`, after saving its CPU mask in `saved` (`size` bytes, at least
-/// `CLIMIT_AFFINITY_BYTES`). A process it starts from then on inherits the pin. Returns 0 or an
-/// errno.
-int climit_pin_thread(int cpu, void *_Nonnull saved, size_t size);
-
-/// Gives the calling thread back the mask `climit_pin_thread` saved. Returns 0 or an errno.
-int climit_restore_thread(const void *_Nonnull saved, size_t size);
-
-/// Bytes of a saved CPU mask (a `cpu_set_t`).
-#define CLIMIT_AFFINITY_BYTES 128
+/// Pins the calling thread to `cpu` (a child of precise-bench pins the thread that makes its
+/// measured calls). Returns 0 or an errno.
+int climit_pin_thread(int cpu);
 
 // The raw-libevent peer of the peers section, beside the limit row (this header is the module's umbrella).
 #include "CLimitLibevent.h"
