@@ -217,6 +217,24 @@ extension BenchmarkRun {
             "schedule+cancel by handle, random victims: CPU/pair (ns)", "random.handle.cpu",
             note: "floor: C, PreciseTimer's registry design (climit_handle_floor)",
             floorValue: cFloor("random.handle.cpu"), handles(.random))
+        // The rounds behind those two rows' medians: "≤ Go" is only as firm as these ranges allow.
+        for order in CancelOrder.allCases {
+            let key = "\(order == .fifo ? "fifo" : "random").handle.cpu"
+            let columns = [
+                (Peer.precise.label, handles(order)(.precise)), (Peer.go.label, handles(order)(.go)),
+                ("floor", cFloors),
+            ]
+            let ranges = columns.compactMap { label, runs -> String? in
+                let values = runs.compactMap { $0[key] }.filter(\.isFinite)
+                guard let low = values.min(), let high = values.max() else { return nil }
+                return "\(label) \(Format.whole(low))–\(Format.whole(high))"
+            }
+            if !ranges.isEmpty {
+                self.report.row(
+                    "by handle, \(order.rawValue) victims: range over the rounds (ns)", values: [],
+                    note: ranges.joined(separator: "; "))
+            }
+        }
         row("schedule alone (fill to \(Format.count(plan.pending))): wall/timer (ns)", "fill", both)
         row("schedule alone: CPU/timer (ns)", "fillCpu", both)
         row("memory per pending timer (B)", "bytes", note: "RSS growth over the fill", both)
