@@ -41,7 +41,8 @@ extension BenchmarkRun {
     /// victims), the fill, memory per pending timer, the idle-timeout touch, a storm of
     /// `plan.stormCount` one-shots and the lateness of a 1 ms repeating timer beside the kernel
     /// floor. Cost and storm runs are fresh processes, interleaved peer by peer for
-    /// `plan.peerRounds` rounds; lateness is `plan.peerTicks` ticks in `plan.peerLatenessRounds`
+    /// `plan.peerRounds` rounds, each cost round with every column's measuring thread on one CPU
+    /// (``MeasuringCPU``); lateness is `plan.peerTicks` ticks in `plan.peerLatenessRounds`
     /// rounds interleaved the same way; every cell is the median over the rounds (lateness:
     /// percentiles of the merged rounds).
     mutating func measurePeers() {
@@ -107,7 +108,7 @@ extension BenchmarkRun {
                     environment: MeasuringCPU.environment(cpu))
                 {
                     if result.figures["check"] != handleChecks[order] { drawsDiffer.insert(.precise) }
-                    let prefix = order == .fifo ? "fifo" : "random"
+                    let prefix = order.figurePrefix
                     byHandle[order, default: []].append(
                         [
                             "\(prefix).handle.wall": result.figures["wall"] ?? .nan,
@@ -198,7 +199,7 @@ extension BenchmarkRun {
         // handle is the only form it has).
         let handles = { (order: CancelOrder) in
             { (peer: Peer) -> [[String: Double]] in
-                let prefix = order == .fifo ? "fifo" : "random"
+                let prefix = order.figurePrefix
                 if peer == .precise { return byHandle[order] ?? [] }
                 return (cost[peer]?[order] ?? []).map { runs in
                     [
@@ -219,7 +220,7 @@ extension BenchmarkRun {
             floorValue: cFloor("random.handle.cpu"), handles(.random))
         // The rounds behind those two rows' medians: "≤ Go" is only as firm as these ranges allow.
         for order in CancelOrder.allCases {
-            let key = "\(order == .fifo ? "fifo" : "random").handle.cpu"
+            let key = "\(order.figurePrefix).handle.cpu"
             let columns = [
                 (Peer.precise.label, handles(order)(.precise)), (Peer.go.label, handles(order)(.go)),
                 ("floor", cFloors),
@@ -309,7 +310,7 @@ extension BenchmarkRun {
     > {
         let environment = MeasuringCPU.environment(cpu)
         let touches = order == .random ? plan.controlOps : 0
-        let prefix = order == .fifo ? "fifo" : "random"
+        let prefix = order.figurePrefix
         let figures: Result<[String: Double], BenchmarkSkip>
         switch peer {
         case .precise, .libevent:

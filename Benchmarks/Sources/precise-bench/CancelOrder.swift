@@ -5,6 +5,14 @@ enum CancelOrder: String, CaseIterable, Sendable {
     /// A pending one drawn from a seeded shuffle, so each cancel hits a random heap position.
     case random
 
+    /// How the peers section names this order's figures (`fifo.cpu`, `random.handle.wall`).
+    var figurePrefix: String {
+        switch self {
+        case .fifo: "fifo"
+        case .random: "random"
+        }
+    }
+
     /// The slots to cancel, in order: `count` of `0..<pending`. Drawn before the timed loop.
     func victims(count: Int, pending: Int, seed: UInt64) -> [Int] {
         precondition(count <= pending, "more cancels than pending timers")

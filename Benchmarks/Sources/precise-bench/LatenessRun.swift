@@ -5,8 +5,6 @@ struct LatenessRun: Sendable {
     /// Lateness of every call in nanoseconds (negative values, which would be early calls, are
     /// counted in ``early`` and recorded as 0).
     var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
-    /// Each round's p99, in order, for round-by-round comparisons.
-    var roundP99: [Int64] = []
     /// Handler calls.
     var calls = 0
     /// Periods the service reported as skipped.
@@ -21,7 +19,8 @@ struct LatenessRun: Sendable {
     /// Every call's lateness in nanoseconds (0 for an early call), in order, for a run that
     /// recorded calls itself; a run made of rounds keeps each round's in ``roundSamples``.
     private(set) var samples: [Int64] = []
-    /// The calls of each round appended (``append(_:)``), for ``interval(percentile:confidence:resamples:)``.
+    /// The calls of each round appended (``append(_:)``), for ``roundP99`` and
+    /// ``interval(percentile:confidence:resamples:)``.
     private(set) var roundSamples: [[Int64]] = []
 
     /// Records one call's lateness.
@@ -36,7 +35,6 @@ struct LatenessRun: Sendable {
     /// Adds a later round: its histogram and counts merge; its drift replaces this one's.
     mutating func append(_ round: LatenessRun) {
         self.histogram.add(round.histogram)
-        self.roundP99.append(round.percentile(99))
         self.roundSamples.append(round.samples)
         self.calls += round.calls
         self.missed += round.missed
@@ -61,12 +59,6 @@ struct LatenessRun: Sendable {
     /// percentile is lower is then the run's chance.
     func interval(percentile: Double, confidence: Double = 0.9, resamples: Int = 1_000) -> (low: Int64, high: Int64)? {
         guard self.roundSamples.count >= 2 else { return nil }
-        /// The value at `percentile` of `sorted`, as the histogram defines it: the smallest value
-        /// with at least `percentile` % of the values at or below it.
-        func value(at percentile: Double, of sorted: [Int64]) -> Int64 {
-            let rank = Int((percentile / 100 * Double(sorted.count)).rounded(.up))
-            return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
-        }
         var generator = SeededGenerator(seed: 22)
         var estimates: [Int64] = []
         estimates.reserveCapacity(resamples)
@@ -77,11 +69,25 @@ struct LatenessRun: Sendable {
                 merged.append(contentsOf: self.roundSamples[Int(generator.next() % UInt64(self.roundSamples.count))])
             }
             merged.sort()
-            estimates.append(value(at: percentile, of: merged))
+            estimates.append(Self.value(at: percentile, of: merged))
         }
         estimates.sort()
         let tail = (1 - confidence) / 2 * 100
-        return (value(at: tail, of: estimates), value(at: 100 - tail, of: estimates))
+        return (Self.value(at: tail, of: estimates), Self.value(at: 100 - tail, of: estimates))
+    }
+
+    /// Each appended round's p99, in order, for round-by-round comparisons.
+    var roundP99: [Int64] {
+        self.roundSamples.map { Self.value(at: 99, of: $0.sorted()) }
+    }
+
+    /// The value at `percentile` (0...100) of `sorted`, as the histogram defines it: the smallest
+    /// value with at least `percentile` % of the values at or below it (0 for none, as the
+    /// histogram answers).
+    private static func value(at percentile: Double, of sorted: [Int64]) -> Int64 {
+        guard !sorted.isEmpty else { return 0 }
+        let rank = Int((percentile / 100 * Double(sorted.count)).rounded(.up))
+        return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
     }
 
     /// The largest lateness recorded, in nanoseconds.

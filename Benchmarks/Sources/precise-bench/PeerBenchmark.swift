@@ -160,7 +160,7 @@ enum PeerBenchmark {
             }
         }
         guard status == 0 else { throw BenchmarkSkip(reason: "the C by-handle floor failed") }
-        let prefix = order == .fifo ? "fifo" : "random"
+        let prefix = order.figurePrefix
         return ["\(prefix).handle.wall": wall, "\(prefix).handle.cpu": cpu]
     }
 

@@ -5,6 +5,9 @@ extension Probe {
     /// JSON and exits at once, with the service still alive: tearing down a million timers is
     /// no part of any measurement.
     func runAndExit() throws -> Never {
+        // The peers section's cost probes are started with a CPU to pin to; before any service is
+        // made, so that its loop thread (idle in those rows) inherits the pin.
+        try MeasuringCPU.pinFromEnvironment()
         let result: ProbeResult
         let keepAlive: AnyObject?
         switch self {
@@ -38,12 +41,10 @@ extension Probe {
             let (figures, service) = try StormBenchmark.run(kind, count: count)
             (result, keepAlive) = (ProbeResult(figures: figures), service)
         case .peerCost(.libevent, let order, let pending, let pairs, let touches):
-            try MeasuringCPU.pinFromEnvironment()
             let figures = try PeerBenchmark.costLibevent(order: order, pending: pending, pairs: pairs, touches: touches)
             (result, keepAlive) = (ProbeResult(figures: figures), nil)
         case .peerCost(.climit, _, let pending, let pairs, let touches):
             // The C floors: the touch's, then the by-handle pair's in both orders.
-            try MeasuringCPU.pinFromEnvironment()
             var figures = try PeerBenchmark.touchFloor(pending: pending, pairs: pairs, touches: touches)
             for order in CancelOrder.allCases {
                 figures.merge(try PeerBenchmark.handleFloor(order: order, pending: pending, pairs: pairs)) { $1 }
@@ -51,12 +52,10 @@ extension Probe {
             (result, keepAlive) = (ProbeResult(figures: figures), nil)
         case .peerCost(let kind, let order, let pending, let pairs, let touches):
             guard kind == .precise else { throw BenchmarkSkip(reason: "no peers row for \(kind.rawValue)") }
-            try MeasuringCPU.pinFromEnvironment()  // Before the service: its idle loop thread inherits the pin.
             let (figures, service) = try PeerBenchmark.costPrecise(
                 order: order, pending: pending, pairs: pairs, touches: touches)
             (result, keepAlive) = (ProbeResult(figures: figures), service)
         case .peerHandleCost(let order, let pending, let pairs):
-            try MeasuringCPU.pinFromEnvironment()
             let (figures, service) = try PeerBenchmark.costPreciseByHandle(order: order, pending: pending, pairs: pairs)
             (result, keepAlive) = (ProbeResult(figures: figures), service)
         case .idle(let kind, let seconds):
