@@ -3,28 +3,30 @@ import PreciseTimerCore
 // The calls a daemon makes per request or per session, written on the class itself rather than
 // taken from `TimerCoreService`'s extension, which they repeat: the extension is generic and in
 // another module, so each call went through a protocol witness, then the unspecialized extension,
-// then the `coreReference` witness (about 70 instructions per schedule and cancel). Here a call on
-// a `PreciseTimer`, or through `any TimerService`, reaches the core at once.
+// then the `coreReference` witness (about 70 instructions per schedule and cancel). They are
+// inlinable, so a call on a `PreciseTimer` is a call of the core's entry in the caller's own code
+// (the core checks for a fork there): a wrapper in this module cost another 70 instructions per
+// schedule and cancel, its arguments moved twice. Through `any TimerService` a call takes the
+// witness, then the same entry.
 extension PreciseTimer {
     /// Schedules a timer. See ``/PreciseTimerCore/TimerService/scheduleTimer(_:id:options:_:)``.
-    @discardableResult
+    @inlinable @discardableResult
     public func scheduleTimer(
         _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerHandle {
-        guard !self.core.isInherited else { return try Self.refusal(id) }
-        return try self.core.schedule(trigger, id: id, options: options, handler)
+        try self.core.schedule(trigger, id: id, options: options, handler)
     }
 
     /// Cancels a timer. See ``/PreciseTimerCore/TimerService/cancel(_:)-(TimerID)``.
-    @discardableResult
+    @inlinable @discardableResult
     public func cancel(_ id: TimerID) -> Bool {
-        !self.core.isInherited && self.core.cancel(id)
+        self.core.cancelUnlessInherited(id)
     }
 
     /// Cancels exactly one timer. See ``/PreciseTimerCore/TimerService/cancel(_:)-(TimerHandle)``.
-    @discardableResult
+    @inlinable @discardableResult
     public func cancel(_ handle: TimerHandle) -> Bool {
-        !self.core.isInherited && self.core.cancel(handle)
+        self.core.cancelUnlessInherited(handle)
     }
 }

@@ -53,7 +53,9 @@ import PreciseTimerCore
 public final class PreciseTimer: TimerCoreService {
     /// The configuration the service was created with.
     public let configuration: Configuration
-    package let core: TimerCore
+    /// The registry the service drives. Reachable from the inlinable hot path
+    /// (`PreciseTimer+HotPath.swift`), so that a call reaches the core in one hop.
+    @usableFromInline package let core: TimerCore
     /// ``core``, unretained (see ``TimerCoreService/coreReference``).
     package var coreReference: Unmanaged<TimerCore> { .passUnretained(self.core) }
     package let units: TimerUnitTable

@@ -22,8 +22,9 @@ struct DeadEntries {
     }
 
     /// Marks the live entry `index` dead.
+    @inline(__always)
     mutating func insert(_ index: Int) {
-        self.grow(toCover: index)
+        if index &>> 6 >= self.words.count { self.grow(toCover: index) }
         self.words[index &>> 6] |= Self.bit(index)
         self.count += 1
     }
@@ -66,6 +67,7 @@ struct DeadEntries {
         }
     }
 
+    @inline(never)
     private mutating func grow(toCover index: Int) {
         let needed = index &>> 6 + 1
         if self.words.count < needed {

@@ -191,6 +191,7 @@ package struct ShardState {
 
     /// ``add(_:hash:)`` of a node whose reference the caller hands over to the table: kept when
     /// the node is registered, left to the caller (to release after the lock) when it throws.
+    @inline(__always)
     package mutating func add(owned: Unmanaged<TimerNode>, hash: UInt64) throws(PreciseTimerError) -> Bool {
         switch self.end {
         case .failed(let error): throw error
@@ -219,6 +220,7 @@ package struct ShardState {
     /// caller then marks the shard for the loop and wakes it if it sleeps past this deadline
     /// (``TimerCore``), after which the loop is sure to look by this timer's deadline, so only
     /// a push earlier still reports again.
+    @inline(__always)
     mutating func push(_ node: TimerNode) -> Bool {
         node.state = .pending
         self.heap.insert(node)
@@ -414,6 +416,7 @@ package struct ShardState {
     /// Ends `node` and moves its handler out, still wrapped: a closure returned bare through
     /// the lock's generic `withLock` is reabstracted, which allocates a thunk (under the lock);
     /// the struct is returned as it is, and released by the caller outside the lock.
+    @inline(__always)
     mutating func end(_ node: TimerNode) -> TimerNode.StoredHandler? {
         if node.state == .pending {
             self.invalidate(node)

@@ -107,6 +107,19 @@ extension TimerCore {
         self.cancel(id, hash: id.tableHash, generation: generation, location: 0)
     }
 
+    /// ``cancel(_:generation:)`` of `id`, or `false` in a core inherited through `fork()` (see
+    /// ``TimerCore/isInherited``): what `PreciseTimer`'s inlinable `cancel` calls.
+    @usableFromInline
+    package func cancelUnlessInherited(_ id: TimerID) -> Bool {
+        !self.isInherited && self.cancel(id)
+    }
+
+    /// ``cancel(_:)-(TimerHandle)``, or `false` in a core inherited through `fork()`.
+    @usableFromInline
+    package func cancelUnlessInherited(_ handle: TimerHandle) -> Bool {
+        !self.isInherited && self.cancel(handle)
+    }
+
     /// Ends the timer `handle` names, and only that one; returns whether it did. With the
     /// handle's ``TimerHandle/location`` the node is found by its address, so its slot and the
     /// node itself are fetched at once, before the lock, rather than one after the other.

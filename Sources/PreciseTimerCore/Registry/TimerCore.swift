@@ -52,7 +52,7 @@ import Synchronization
 ///   timerfds need re-arming; ``inFlight`` counts queue hops whose call has begun.
 /// - **Release exactly once.** A ``ShardState/Swept`` cannot be copied and is consumed by its
 ///   `release`; a stored handler is moved out of its node (never copied under the lock).
-package final class TimerCore: Sendable {
+@usableFromInline package final class TimerCore: Sendable {
     /// How many handlers one ``runDue()`` call runs before giving the loop back (so a wake-up,
     /// a shutdown or I/O on the same base is not starved by a storm of due timers).
     package static let batchLimit = 4096
@@ -236,16 +236,28 @@ package final class TimerCore: Sendable {
 
     // MARK: Scheduling
 
+    /// What a core inherited through `fork()` throws where it would schedule (see
+    /// ``TimerCoreService``).
+    package static func inheritedRefusal(_ id: TimerID?) -> PreciseTimerError {
+        PreciseTimerError(.shutDown, id: id, value: "a service inherited through fork()")
+    }
+
     /// Registers a timer and hands out its identity: the ID, and the generation that only this
     /// timer of this core ever has. Everything built on a service takes the identity from here,
     /// never by looking it up afterwards (by then a one-shot may have fired and its ID been reused).
     ///
+    /// `PreciseTimer`'s inlinable `scheduleTimer` calls it directly, so that a schedule reaches the
+    /// core in one call; hence the fork check here too (see ``isInherited``).
+    ///
     /// - Throws: ``PreciseTimerError/Code/emptyID``, ``PreciseTimerError/Code/reservedID``,
-    ///   the trigger's validation errors, ``PreciseTimerError/Code/duplicateID`` and the close reason.
+    ///   the trigger's validation errors, ``PreciseTimerError/Code/duplicateID`` and the close reason;
+    ///   ``PreciseTimerError/Code/shutDown`` in a core inherited through `fork()`.
+    @usableFromInline
     package func schedule(
         _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws(PreciseTimerError) -> TimerHandle {
+        guard !self.isInherited else { throw Self.inheritedRefusal(id) }
         if let id {
             if id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
             if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }

@@ -172,6 +172,7 @@ package struct TimerHeap {
 
     /// Adds `node` at its current deadline and sequence: to the far tier if its deadline is at or
     /// after ``farBound`` (an append), else to the heap.
+    @inline(__always)
     package mutating func insert(_ node: TimerNode) {
         let entry = Entry(deadline: node.fireAt, sequence: node.sequence, node: .passUnretained(node))
         if entry.deadline >= self.farBound, self.farBound != .max {
@@ -225,6 +226,7 @@ package struct TimerHeap {
     /// the very cache miss the run avoids), so an index that does not point back at the node
     /// means the run, where the node is found by its key in O(log n) (by a scan of the run when a
     /// lazy extension changed its key).
+    @inline(__always)
     package mutating func remove(_ node: TimerNode) {
         let index = Int(node.heapIndex)
         let address = Unmanaged.passUnretained(node).toOpaque()
@@ -284,6 +286,7 @@ package struct TimerHeap {
     /// in ``farDead`` without being touched. The dead ones go once they are as many as the live
     /// ones (``compactFar()``): each compaction moves at most as many entries as removals marked,
     /// so a removal costs at most one index written later, in one pass, instead of a miss now.
+    @inline(__always)
     private mutating func removeFar(at index: Int) {
         let nearPrevious = abs(index &- self.previousFarRemoval) <= Self.nearRemoval
         self.previousFarRemoval = index

@@ -171,6 +171,7 @@ package final class TimerTable {
 
     /// ``insert(_:hash:)`` of a node whose reference the caller hands over: the table keeps it
     /// when it inserts the node (no retain), and leaves it to the caller when the ID is taken.
+    @inline(__always)
     package func insert(owned: Unmanaged<TimerNode>, hash: UInt64) -> TimerNode? {
         let bits = hash & Self.packedHashMask
         var index = Int(truncatingIfNeeded: hash) & self.mask
@@ -276,6 +277,7 @@ package final class TimerTable {
     }
 
     /// ``remove(at:shrinking:)``, the table's reference handed over as it is.
+    @inline(__always)
     private func removeOwned(at index: Int, shrinking: Bool = true) -> Unmanaged<TimerNode> {
         let node = self.slots[index].node
         var gap = index

@@ -154,6 +154,6 @@ extension TimerCoreService {
     /// A forked child's service schedules nothing (see ``TimerCoreService``): what the calls that
     /// schedule throw there.
     package static func refusal<Result>(_ id: TimerID?) throws(PreciseTimerError) -> Result {
-        throw PreciseTimerError(.shutDown, id: id, value: "a service inherited through fork()")
+        throw TimerCore.inheritedRefusal(id)
     }
 }

@@ -15,12 +15,12 @@ public struct TimerOptions: Sendable {
     }
 
     /// Where the handler runs. Default ``TimerExecutor/loop``.
-    public var executor: TimerExecutor = .loop
+    public var executor: TimerExecutor
     /// What a repeating timer does after a late fire. Default ``MissedTickPolicy/skip``;
     /// one-shot timers ignore it.
-    public var missedTicks: MissedTickPolicy = .skip
+    public var missedTicks: MissedTickPolicy
     /// The clock an `after:` or `every:` timer counts on. Default ``ClockKind/suspending``.
-    public var clock: ClockKind = .suspending
+    public var clock: ClockKind
     /// How late the timer may fire: never before its deadline, at most `tolerance` after it, so
     /// that one wake-up serves several timers. `.zero` (the default) fires at the deadline, and
     /// such a timer is never delayed by tolerant ones. A repeating timer keeps its grid
@@ -31,7 +31,7 @@ public struct TimerOptions: Sendable {
     /// Timers coalesce on a grid: a timer with tolerance `t` fires at the first multiple of the
     /// largest power of two not above `t` (in nanoseconds) at or after its deadline, so timers of
     /// one tolerance whose deadlines fall in one cell of that grid share a wake-up.
-    public var tolerance: Duration = .zero
+    public var tolerance: Duration
 
     /// Creates options.
     /// - Parameters:
@@ -41,7 +41,10 @@ public struct TimerOptions: Sendable {
     ///   - tolerance: How late the timer may fire (see ``tolerance``).
     public init(
         executor: TimerExecutor = .loop, missedTicks: MissedTickPolicy = .skip, clock: ClockKind = .suspending,
-        tolerance: Duration = .zero
+        // Not `.zero`: that is a call into the standard library in every caller, which builds
+        // options per timer; `.nanoseconds(0)` is inlined to two zero words. The properties take
+        // no initial values for the same reason (this init sets each).
+        tolerance: Duration = .nanoseconds(0)
     ) {
         self.executor = executor
         self.missedTicks = missedTicks
