@@ -13,7 +13,7 @@ extension PreciseTimer {
     @inlinable @discardableResult
     public func scheduleTimer(
         _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
+        _ handler: consuming @escaping @Sendable (Tick) -> Void
     ) throws -> TimerHandle {
         try self.core.schedule(trigger, id: id, options: options, handler)
     }

@@ -248,6 +248,9 @@ import Synchronization
     ///
     /// `PreciseTimer`'s inlinable `scheduleTimer` calls it directly, so that a schedule reaches the
     /// core in one call; hence the fork check here too (see ``isInherited``).
+    /// The handler is consumed, here and by `scheduleTimer`: the closure a caller writes goes into
+    /// the node as it is, where a borrowed one was retained there (an atomic operation on its
+    /// context) and released by the caller after the call (another).
     ///
     /// - Throws: ``PreciseTimerError/Code/emptyID``, ``PreciseTimerError/Code/reservedID``,
     ///   the trigger's validation errors, ``PreciseTimerError/Code/duplicateID`` and the close reason;
@@ -255,7 +258,7 @@ import Synchronization
     @usableFromInline
     package func schedule(
         _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
-        _ handler: @escaping @Sendable (Tick) -> Void
+        _ handler: consuming @escaping @Sendable (Tick) -> Void
     ) throws(PreciseTimerError) -> TimerHandle {
         guard !self.isInherited else { throw Self.inheritedRefusal(id) }
         if let id {
@@ -307,7 +310,7 @@ import Synchronization
     @inline(__always)
     private static func makeNode(
         id: TimerID?, number: UInt64, hash: UInt64, request: TimerRequest, options: TimerOptions, tolerance: Int64,
-        handler: @escaping @Sendable (Tick) -> Void
+        handler: consuming @escaping @Sendable (Tick) -> Void
     ) -> (node: Unmanaged<TimerNode>, fireAt: Int64) {
         let node: TimerNode
         if let id {

@@ -174,7 +174,9 @@ extension TimerNode {
     /// (``init(generatedNumber:deadline:interval:options:clock:tolerance:handler:)``), the caller
     /// placing it (``place(hash:)``) before it is registered.
     @inline(__always)
-    package func reuse(generatedNumber number: UInt64, deadline: Int64, handler: @escaping @Sendable (Tick) -> Void) {
+    package func reuse(
+        generatedNumber number: UInt64, deadline: Int64, handler: consuming @escaping @Sendable (Tick) -> Void
+    ) {
         assert(self.isPlain && self.state == .ended, "TimerNode: only an ended plain node is reused")
         self.storedHandler = StoredHandler(body: handler)
         self.deadline = deadline
