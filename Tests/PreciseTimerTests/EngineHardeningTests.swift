@@ -68,6 +68,9 @@ struct EngineHardeningTests {
         _ = try? timers!.schedule(id: "parent", after: .zero) { _ in }
         _ = timers!.isScheduled("warm")
         _ = timers!.cancel("warm")
+        // A handle from the parent: in the child, cancelling it must not touch the registry.
+        let parentHandle = try timers!.scheduleTimer(.after(.seconds(3_600)), id: nil, options: TimerOptions()) { _ in }
+        _ = timers!.cancel(TimerHandle(id: "warm", generation: 1))
         // A throw too: Swift Testing's hook for thrown errors builds type metadata the first time
         // it sees one, and a child forked while another test's thread is building it would wait
         // forever for that build (seen: the child hung in Testing.Backtrace's error cache).
@@ -95,7 +98,17 @@ struct EngineHardeningTests {
             } catch {
                 ok = false
             }
-            ok = ok && !timers!.cancel("parent") && !timers!.isScheduled("parent") && timers!.scheduledCount == 0
+            do {  // The class's own entry (inlined here), not the protocol's.
+                _ = try timers!.scheduleTimer(.after(.zero), id: nil, options: TimerOptions()) { _ in }
+                ok = false
+            } catch let error as PreciseTimerError {
+                ok = ok && error.code == .shutDown
+            } catch {
+                ok = false
+            }
+            ok =
+                ok && !timers!.cancel("parent") && !timers!.cancel(parentHandle) && !timers!.isScheduled("parent")
+                && timers!.scheduledCount == 0
             timers!.shutdown()  // Must not wait for the parent's loop thread.
             timers = nil  // deinit: must not wait either.
             _exit(ok ? 0 : 1)
