@@ -227,8 +227,7 @@ extension TimerCore {
     ///   ``PreciseTimerError/Code/reservedID`` (only when it would create a timer under a
     ///   generated name) or the close reason; nothing changes then.
     package func scheduleOrReschedule(
-        id: TimerID, after delay: Duration, options: TimerOptions,
-        _ handler: consuming @escaping @Sendable (Tick) -> Void
+        id: TimerID, after delay: Duration, options: TimerOptions, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws(PreciseTimerError) -> Bool {
         if id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
         let now = self.doorbell.now()

@@ -9,7 +9,7 @@ extension TimerService {
     /// ``TimerService/scheduleOrReschedule(id:after:options:_:)`` with default ``TimerOptions``.
     @discardableResult
     public func scheduleOrReschedule(
-        id: TimerID, after delay: Duration, _ handler: consuming @escaping @Sendable (Tick) -> Void
+        id: TimerID, after delay: Duration, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> Bool {
         try self.scheduleOrReschedule(id: id, after: delay, options: TimerOptions(), handler)
     }

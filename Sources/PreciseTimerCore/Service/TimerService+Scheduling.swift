@@ -18,7 +18,7 @@ extension TimerService {
     @discardableResult
     public func schedule(
         id: TimerID? = nil, after delay: Duration, options: TimerOptions = .init(),
-        _ handler: consuming @escaping @Sendable (Tick) -> Void
+        _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.scheduleTimer(.after(delay), id: id, options: options, handler).id
     }
@@ -33,7 +33,7 @@ extension TimerService {
     @discardableResult
     public func schedule(
         id: TimerID? = nil, at deadline: MonotonicInstant, options: TimerOptions = .init(),
-        _ handler: consuming @escaping @Sendable (Tick) -> Void
+        _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.scheduleTimer(.at(deadline), id: id, options: options, handler).id
     }
@@ -55,7 +55,7 @@ extension TimerService {
     public func scheduleRepeating(
         id: TimerID? = nil, every interval: Duration, startingAfter delay: Duration? = nil,
         options: TimerOptions = .init(),
-        _ handler: consuming @escaping @Sendable (Tick) -> Void
+        _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.scheduleTimer(.every(interval, startingAfter: delay), id: id, options: options, handler).id
     }
@@ -72,7 +72,7 @@ extension TimerService {
     public func scheduleRepeating(
         id: TimerID? = nil, every interval: Duration, startingAt start: MonotonicInstant,
         options: TimerOptions = .init(),
-        _ handler: consuming @escaping @Sendable (Tick) -> Void
+        _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.scheduleTimer(.every(interval, startingAt: start), id: id, options: options, handler).id
     }
@@ -80,7 +80,7 @@ extension TimerService {
     /// ``scheduleTimer(_:id:options:_:)`` with default ``TimerOptions``.
     @discardableResult
     public func scheduleTimer(
-        _ trigger: TimerTrigger, id: TimerID? = nil, _ handler: consuming @escaping @Sendable (Tick) -> Void
+        _ trigger: TimerTrigger, id: TimerID? = nil, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerHandle {
         try self.scheduleTimer(trigger, id: id, options: TimerOptions(), handler)
     }
@@ -107,7 +107,7 @@ extension TimerService {
     @discardableResult
     public func schedule(
         id: TimerID? = nil, atWallClock instant: WallClockInstant, options: TimerOptions = .init(),
-        _ handler: consuming @escaping @Sendable (Tick) -> Void
+        _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.scheduleTimer(.atWallClock(instant), id: id, options: options, handler).id
     }
@@ -141,7 +141,7 @@ extension TimerService {
     @discardableResult
     public func scheduleRepeating(
         id: TimerID? = nil, on schedule: some WallClockSchedule, options: TimerOptions = .init(),
-        _ handler: consuming @escaping @Sendable (Tick) -> Void
+        _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerID {
         try self.scheduleTimer(.on(schedule), id: id, options: options, handler).id
     }

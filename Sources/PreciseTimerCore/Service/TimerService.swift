@@ -44,9 +44,7 @@ public protocol TimerService: AnyObject, Sendable {
     ///   - trigger: When it fires (``TimerTrigger``).
     ///   - id: The timer's name, or `nil` for a generated one that is never reused.
     ///   - options: Executor and missed-tick policy (ignored for one-shots).
-    ///   - handler: Called at every fire with the ``Tick``. Consumed: the closure you write goes
-    ///     into the timer as it is, with no retain of its captures and no release after the call
-    ///     (two atomic operations per schedule on a closure that captures).
+    ///   - handler: Called at every fire with the ``Tick``.
     /// - Returns: The timer's ``TimerHandle``.
     /// - Throws: ``PreciseTimerError`` with ``PreciseTimerError/Code/invalidDelay`` (a delay or
     ///   deadline out of range), ``PreciseTimerError/Code/invalidInterval``,
@@ -56,7 +54,7 @@ public protocol TimerService: AnyObject, Sendable {
     @discardableResult
     func scheduleTimer(
         _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
-        _ handler: consuming @escaping @Sendable (Tick) -> Void
+        _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerHandle
 
     /// Moves a scheduled timer's next deadline to now + `delay`, keeping its ID, handler,
@@ -95,7 +93,7 @@ public protocol TimerService: AnyObject, Sendable {
     @discardableResult
     func scheduleOrReschedule(
         id: TimerID, after delay: Duration, options: TimerOptions,
-        _ handler: consuming @escaping @Sendable (Tick) -> Void
+        _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> Bool
 
     /// The next deadline of the timer under `id`, on the service's clock (``now``): `nil` when no
