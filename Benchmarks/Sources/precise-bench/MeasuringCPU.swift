@@ -13,7 +13,9 @@ import Foundation
 ///
 /// Only the thread that makes the measured calls is pinned, never a whole process: Go's
 /// collector and tokio's workers stay free to run on the other CPU, as they would unpinned
-/// (Go pinned as a whole process cost about a fifth more per pair here).
+/// (Go pinned as a whole process cost about a fifth more per pair here). In PreciseTimer's
+/// probes the pin comes first, so the service's loop thread, started after it, inherits it; that
+/// thread is idle in the cost rows.
 enum MeasuringCPU {
     /// The variable a child reads: the CPU number, decimal.
     static let environmentKey = "PRECISE_BENCH_CPU"

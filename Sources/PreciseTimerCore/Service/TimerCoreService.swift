@@ -1,14 +1,16 @@
 /// The one implementation of ``TimerService`` that every service of this package shares: each
 /// requirement forwards to the service's ``TimerCore``, and each engine adds only how it stops.
 /// `PreciseTimer` writes the three calls a daemon makes per request (`scheduleTimer`, both
-/// `cancel`s) on the class itself, with the same fork check (``refusal(_:)``), so that they reach
-/// the core without this generic extension's hops.
+/// `cancel`s) on the class itself, inlinable, so that they reach the core without this generic
+/// extension's hops.
 ///
-/// Fork-inertness lives here, so every engine gets it: in a child created with `fork()` the
-/// engine's thread or queue does not exist and a registry semaphore may have been copied while
-/// held, so an inherited service touches none of it. Every call that schedules throws
-/// ``PreciseTimerError/Code/shutDown``, the others return `false`, `nil`, `0` or nothing, and
-/// ``TimerService/shutdown()`` returns at once.
+/// Fork-inertness lives here and in those three calls' entries into the core, so every engine
+/// gets it: in a child created with `fork()` the engine's thread or queue does not exist and a
+/// registry semaphore may have been copied while held, so an inherited service touches none of
+/// it. Every call that schedules throws ``PreciseTimerError/Code/shutDown``, the others return
+/// `false`, `nil`, `0` or nothing, and ``TimerService/shutdown()`` returns at once. The core's
+/// `schedule` and `cancelUnlessInherited` check for themselves (the inlinable calls reach
+/// nothing else); every other call checks in `withCore(otherwise:_:)`.
 package protocol TimerCoreService: TimerUnitHost {
     /// The registry and scheduling logic the service runs.
     var core: TimerCore { get }
@@ -34,9 +36,8 @@ extension TimerCoreService {
         _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> TimerHandle {
-        try self.withCore(otherwise: try Self.refusal(id)) { core in
-            try core.schedule(trigger, id: id, options: options, handler)
-        }
+        // The core refuses in a forked child itself.
+        try self.coreReference._withUnsafeGuaranteedRef { try $0.schedule(trigger, id: id, options: options, handler) }
     }
 
     /// Moves a timer's next deadline. See ``TimerService/reschedule(_:after:)``.
@@ -92,13 +93,13 @@ extension TimerCoreService {
     /// Cancels a timer. See ``TimerService/cancel(_:)-(TimerID)``.
     @discardableResult
     public func cancel(_ id: TimerID) -> Bool {
-        self.withCore(otherwise: false) { $0.cancel(id) }
+        self.coreReference._withUnsafeGuaranteedRef { $0.cancelUnlessInherited(id) }
     }
 
     /// Cancels exactly one timer. See ``TimerService/cancel(_:)-(TimerHandle)``.
     @discardableResult
     public func cancel(_ handle: TimerHandle) -> Bool {
-        self.withCore(otherwise: false) { $0.cancel(handle) }
+        self.coreReference._withUnsafeGuaranteedRef { $0.cancelUnlessInherited(handle) }
     }
 
     /// The generation of the timer under `id`. See ``TimerService/generation(of:)``.
