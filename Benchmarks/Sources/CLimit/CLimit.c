@@ -488,10 +488,8 @@ static inline uint8_t generated_id(char buffer[26], uint64_t number) {
     return (uint8_t)(6 + count);
 }
 
-/// What PreciseTimer does for `schedule(after: .seconds(3_600))` without an ID: draw the
-/// sequence number, name the timer after it, read the clock, register.
-static inline int schedule_generated(climit_registry *registry, short_id *name) {
-    uint64_t sequence = atomic_fetch_add_explicit(&registry->sequence, 1, memory_order_relaxed) + 1;
+/// Names the timer `timer-<sequence>`, reads the clock and registers it at now + 1 hour.
+static inline int schedule_numbered(climit_registry *registry, short_id *name, uint64_t sequence) {
     char buffer[26];
     uint8_t length = generated_id(buffer, sequence);
     int64_t deadline = now_ns() + HOUR_NS;
@@ -504,10 +502,21 @@ static inline int schedule_generated(climit_registry *registry, short_id *name) 
     return result;
 }
 
+/// What PreciseTimer does for `schedule(after: .seconds(3_600))` without an ID: draw the
+/// sequence number, name the timer after it, read the clock, register.
+static inline int schedule_generated(climit_registry *registry, short_id *name) {
+    uint64_t sequence = atomic_fetch_add_explicit(&registry->sequence, 1, memory_order_relaxed) + 1;
+    return schedule_numbered(registry, name, sequence);
+}
+
 typedef struct {
     climit_registry *registry;
     const short_id *victims;
     int count;
+    /// 0: each schedule draws from the registry's one sequence, as PreciseTimer does. Otherwise
+    /// this slice numbers its timers itself, first, first + stride, ..., sharing no counter.
+    uint64_t first;
+    uint64_t stride;
     int64_t wall;
     int failures;
 } worker;
@@ -522,8 +531,16 @@ typedef struct {
 static void run_worker(worker *w) {
     int failures = 0;
     int64_t start = now_ns();
+    uint64_t own = w->first;
     for (int k = 0; k < w->count; k++) {
-        if (schedule_generated(w->registry, NULL) != 0) failures++;
+        int scheduled = 0;
+        if (own == 0) {
+            scheduled = schedule_generated(w->registry, NULL);
+        } else {
+            scheduled = schedule_numbered(w->registry, NULL, own);
+            own += w->stride;
+        }
+        if (scheduled != 0) failures++;
         if (climit_cancel(w->registry, w->victims[k].bytes, w->victims[k].length) != 1) failures++;
     }
     w->wall = now_ns() - start;
@@ -541,7 +558,8 @@ static void *run_pool_thread(void *argument) {
 }
 
 int climit_run(
-    int shard_bits, int pending, int pairs_per_thread, int threads, const int32_t *victims, climit_result *result) {
+    int shard_bits, int pending, int pairs_per_thread, int threads, int own_sequences, const int32_t *victims,
+    climit_result *result) {
     if (threads < 1 || pending < threads || pairs_per_thread < 0 || pairs_per_thread > pending / threads) return -1;
     int per_thread = pending / threads;
     climit_registry *registry = climit_create(shard_bits);
@@ -564,8 +582,15 @@ int climit_run(
             if (position < 0 || position >= per_thread) goto done;
             gathered[(size_t)t * pairs_per_thread + k] = slices[(size_t)t * per_thread + position];
         }
+        // Own numbers start past the fill's and interleave: slice t takes fill + 1 + t, then every
+        // `threads`-th, so no two timers share one.
+        uint64_t first = own_sequences ? (uint64_t)per_thread * threads + 1 + (uint64_t)t : 0;
         workers[t] = (worker){
-            .registry = registry, .victims = &gathered[(size_t)t * pairs_per_thread], .count = pairs_per_thread};
+            .registry = registry,
+            .victims = &gathered[(size_t)t * pairs_per_thread],
+            .count = pairs_per_thread,
+            .first = first,
+            .stride = (uint64_t)threads};
     }
     free(slices);
     slices = NULL;

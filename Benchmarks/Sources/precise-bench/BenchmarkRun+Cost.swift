@@ -48,6 +48,15 @@ extension BenchmarkRun {
                     self.figures["\(key).wall"] = wall
                     self.figures["\(key).cpu"] = cpu
                     self.figures["\(key).fill"] = result["fill"]
+                    if kind == .climit, threads > 1 {
+                        let (ownWall, ownCPU) = (result["own.wall"], result["own.cpu"])
+                        self.report.row(
+                            "C limit, a sequence per thread, \(shape)",
+                            values: [Format.whole(ownWall), Format.whole(ownCPU), ""],
+                            note: "the shared sequence costs \(Format.whole(cpu - ownCPU)) ns CPU per pair")
+                        self.figures["\(key).own.wall"] = ownWall
+                        self.figures["\(key).own.cpu"] = ownCPU
+                    }
                 }
             }
         }

@@ -75,11 +75,15 @@ typedef struct {
 ///    slices: on at most one thread per online CPU (the caller and up to threads - 1 more), each
 ///    thread taking the next slice when done with one.
 ///
+/// With `own_sequences` nonzero, step 3's schedules do not draw from the registry's one sequence:
+/// each slice numbers its timers itself (distinct numbers, no shared counter), everything else
+/// the same. The difference between the two is what the one sequence costs when threads share it.
+///
 /// Returns 0 with `result` filled, or -1 if a call failed, the registry's invariants did not hold
 /// afterwards, or memory or a thread could not be had.
 int climit_run(
-    int shard_bits, int pending, int pairs_per_thread, int threads, const int32_t *_Nonnull victims,
-    climit_result *_Nonnull result);
+    int shard_bits, int pending, int pairs_per_thread, int threads, int own_sequences,
+    const int32_t *_Nonnull victims, climit_result *_Nonnull result);
 
 /// The least a touch by string ID (push a pending timer's deadline later) can cost at `pending`
 /// timers, for the peers section's floor column: `pending` timers named `timer-1`... in one
