@@ -3,12 +3,14 @@ import Synchronization
 /// The core's sequence counter (``TimerCore/sequence``), alone on its cache line.
 ///
 /// Every schedule increments it, from whichever thread schedules, so its line moves between the
-/// cores of two scheduling threads at each call. Stored among the core's other fields, it took
-/// with it the line holding the fields every call only reads (the shards, the driver), and each
-/// thread then missed on those as well: with two threads, the increment and the read of the
-/// driver right before it were a third of a schedule's own samples. Padding of a full line on
-/// each side keeps every other field off its line, wherever the object starts (the C limit row
-/// of the benchmarks does the same with `alignas(64)`).
+/// cores of two scheduling threads at each call; a field beside it (the shards, the driver, read
+/// by every call) would move with it. Padding of a full line on each side keeps every other field
+/// off its line, wherever the object starts (the C limit row of the benchmarks does the same with
+/// `alignas(64)`).
+///
+/// It is one counter, not one per thread, because its numbers are the order of equal deadlines
+/// (``FiringOrder``): a timer scheduled after another thread's, which that thread signalled,
+/// must draw a larger number, and numbers handed out in per-thread blocks would not be.
 final class SequenceCounter: Sendable {
     private let before: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0)
     private let value = Atomic<UInt64>(0)

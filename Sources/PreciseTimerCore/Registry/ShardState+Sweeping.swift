@@ -157,8 +157,8 @@ extension ShardState {
 
     /// Ends every timer in O(1) under the lock: the table and the heap are swapped out whole and
     /// the era bumped, so no call of theirs can begin once the lock is released. The caller
-    /// releases the handlers outside the lock with ``Swept/release()`` (271 ms of holding the
-    /// lock at a million pending timers when they were ended one by one in here).
+    /// releases the handlers outside the lock with ``Swept/release()`` (ending them one by one in
+    /// here would hold the lock for the whole of a million timers' releases).
     package mutating func cancelAll() -> Swept {
         self.era &+= 1
         if !self.bound.isEmpty {

@@ -3,7 +3,7 @@ import CPreciseTimerCore
 /// One ended plain node (``TimerNode/isPlain``) kept per thread, for that thread's next plain
 /// timer: a thread that cancels and schedules in turn (sessions expiring and starting, a request's
 /// timeout cancelled as the next request arms one) reuses one node instead of freeing it and
-/// allocating another (about 190 instructions per schedule + cancel, measured when it was added).
+/// allocating another (a `malloc` and a `free` saved per schedule + cancel).
 ///
 /// A node is kept only if nothing else references it (a fire in flight does): then no one can
 /// see it change. A handle or a tick that names its old timer keeps only its address and its
