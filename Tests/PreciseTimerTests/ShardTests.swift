@@ -1,3 +1,4 @@
+import Dispatch
 import PreciseTimer
 import PreciseTimerTesting
 import Testing
@@ -127,6 +128,38 @@ struct ShardTests {
         }
         try timers.advance(by: .milliseconds(5))
         #expect(order.values == Array(0..<(8 * TimerCore.shardCount)))
+    }
+
+    /// Two threads take turns, each scheduling at one shared deadline and then letting the other
+    /// go (a semaphore: the other's schedule happens after). The firing order must be the turns'
+    /// order, by ID and without. Numbers drawn in per-thread blocks would break it at the second
+    /// turn: each thread's later numbers stay below the other's first.
+    @Test("equal deadlines fire in scheduling order across caller threads taking turns")
+    func equalDeadlinesAcrossThreads() throws {
+        let timers = TestTimerService()
+        let order = Recorder<Int>()
+        let deadline = timers.now.advanced(by: .milliseconds(5))
+        let turns = 4 * TimerCore.shardCount
+        let go = [DispatchSemaphore(value: 1), DispatchSemaphore(value: 0)]
+        let failures = Recorder<String>()
+        runOnThreads(2) { thread in
+            for turn in stride(from: thread, to: turns, by: 2) {
+                go[thread].wait()
+                do {
+                    if turn % 4 < 2 {
+                        try timers.schedule(at: deadline) { _ in order.append(turn) }
+                    } else {
+                        try timers.schedule(id: TimerID("turn-\(turn)"), at: deadline) { _ in order.append(turn) }
+                    }
+                } catch {
+                    failures.append("turn \(turn): \(error)")
+                }
+                go[1 - thread].signal()
+            }
+        }
+        #expect(failures.values.isEmpty)
+        try timers.advance(by: .milliseconds(5))
+        #expect(order.values == Array(0..<turns))
     }
 
     @Test("scheduledCount, scheduledIDs and cancelAll cover every shard")
