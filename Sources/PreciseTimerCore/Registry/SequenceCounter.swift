@@ -1,3 +1,4 @@
+import CPreciseTimerCore
 import Synchronization
 
 /// The core's sequence counter (``TimerCore/sequence``), alone on its cache line.
@@ -11,16 +12,34 @@ import Synchronization
 /// It is one counter, not one per thread, because its numbers are the order of equal deadlines
 /// (``FiringOrder``): a timer scheduled after another thread's, which that thread signalled,
 /// must draw a larger number, and numbers handed out in per-thread blocks would not be.
-final class SequenceCounter: Sendable {
+package final class SequenceCounter: Sendable {
     private let before: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0)
     private let value = Atomic<UInt64>(0)
     private let after: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0)
 
-    init() {}
+    /// Where ``value`` lies in the object: after the 16-byte object header and ``before``
+    /// (a test checks it).
+    private static var valueOffset: Int { 16 + 7 * 8 }
+
+    package init() {}
+
+    /// The address of the counter (a test reads it; ``prefetchForWrite()`` hints its line).
+    package var valueAddress: UnsafeRawPointer {
+        UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + Self.valueOffset
+    }
+
+    /// Starts bringing the counter's line to this core for the ``next()`` a schedule makes a
+    /// little later: with two threads scheduling, the line is usually in the other core's cache,
+    /// and the transfer then overlaps the schedule's checks and clock read instead of stalling
+    /// the increment.
+    @inline(__always)
+    package func prefetchForWrite() {
+        CPreciseTimerCore_prefetchForWrite(self.valueAddress)
+    }
 
     /// The next number: 1 first, never repeated (wrapping only after 2⁶⁴ timers).
     @inline(__always)
-    func next() -> UInt64 {
+    package func next() -> UInt64 {
         self.value.wrappingAdd(1, ordering: .relaxed).newValue
     }
 }

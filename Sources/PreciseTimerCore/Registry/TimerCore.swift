@@ -260,6 +260,7 @@ import Synchronization
         _ trigger: TimerTrigger, id: TimerID?, options: TimerOptions,
         _ handler: consuming @escaping @Sendable (Tick) -> Void
     ) throws(PreciseTimerError) -> TimerHandle {
+        self.sequence.prefetchForWrite()  // Overlaps the checks and the clock read below.
         guard !self.isInherited else { throw Self.inheritedRefusal(id) }
         if let id {
             if id.rawValue.isEmpty { throw PreciseTimerError(.emptyID, id: id) }
