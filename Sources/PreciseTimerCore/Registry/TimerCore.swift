@@ -268,17 +268,22 @@ import Synchronization
         }
         let tolerance = try Self.validatedTolerance(options, id: id)
         let request = try trigger.request(now: self.doorbell.now(), clock: options.clock, driver: self.doorbell, id: id)
+        // A chosen ID's slot is hinted now, to overlap building the node.
+        let chosenHash = id?.tableHash
+        if let chosenHash { self.prefetchSlot(shard: self.shard(for: chosenHash), hash: chosenHash, inOrder: true) }
+        // Built outside the lock: if the registry refuses it, its handler is released out here.
+        let (node, fireAt) = Self.makeNode(
+            id: id, request: request, options: options, tolerance: tolerance, handler: handler)
+        // Drawn as late as it can be, so that the counter's line, hinted above, has come.
         let number = self.sequence.next()
         // A generated name is unique by construction: its number is this timer's generation, and
         // no explicit ID may take the generated form. It is not built here (see ``TimerHandle/id``).
         let hash =
-            id?.tableHash ?? TimerID.tableHash(generatedNumber: number) ?? TimerID(generatedNumber: number).tableHash
+            chosenHash ?? TimerID.tableHash(generatedNumber: number) ?? TimerID(generatedNumber: number).tableHash
         let shard = self.shard(for: hash)
-        self.prefetchSlot(shard: shard, hash: hash, inOrder: true)  // Overlaps building the node.
-        // Built outside the lock: if the registry refuses it, its handler is released out here.
-        let (node, fireAt) = Self.makeNode(
-            id: id, number: number, hash: hash, request: request, options: options, tolerance: tolerance,
-            handler: handler)
+        // A generated ID's slot follows the previous one's, hinted by the previous schedule.
+        if chosenHash == nil { self.prefetchSlot(shard: shard, hash: hash, inOrder: true) }
+        node._withUnsafeGuaranteedRef { $0.name(number: number, hash: hash) }
         // Counted before it is visible: its fire or cancel may come on another thread at once.
         self.instruments.scheduled()
         let wake: Bool
@@ -308,9 +313,11 @@ import Synchronization
     /// here, its strong reference ends as this returns, right after the hand-over, so no retain
     /// and release pair (two atomic operations) spans the lock, as one did around every call a
     /// local reference outlived.
+    /// Its sequence number and shard are not set yet: the caller draws the number after, and
+    /// names the node (``TimerNode/name(number:hash:)``) before it is registered.
     @inline(__always)
     private static func makeNode(
-        id: TimerID?, number: UInt64, hash: UInt64, request: TimerRequest, options: TimerOptions, tolerance: Int64,
+        id: TimerID?, request: TimerRequest, options: TimerOptions, tolerance: Int64,
         handler: consuming @escaping @Sendable (Tick) -> Void
     ) -> (node: Unmanaged<TimerNode>, fireAt: Int64) {
         let node: TimerNode
@@ -318,19 +325,17 @@ import Synchronization
             node = NamedTimerNode(
                 id: id, deadline: request.deadline, interval: request.interval, options: options,
                 clock: request.clock, tolerance: tolerance, handler: handler)
-            node.sequence = number
         } else if !TimerNode.needsOptions(
             interval: request.interval, options: options, clock: request.clock, tolerance: tolerance),
             let spare = SpareNode.take()
         {
-            spare.reuse(generatedNumber: number, deadline: request.deadline, handler: handler)
+            spare.reuse(generatedNumber: 0, deadline: request.deadline, handler: handler)
             node = spare
         } else {
             node = TimerNode(
-                generatedNumber: number, deadline: request.deadline, interval: request.interval, options: options,
+                generatedNumber: 0, deadline: request.deadline, interval: request.interval, options: options,
                 clock: request.clock, tolerance: tolerance, handler: handler)
         }
-        node.place(hash: hash)
         return (Unmanaged.passRetained(node), node.fireAt)
     }
 

@@ -363,6 +363,14 @@ extension TimerNode {
         self.shard = UInt8(truncatingIfNeeded: hash >> TimerCore.shardShift)
     }
 
+    /// Gives a node built before its number was drawn its ``sequence`` and its shard, before it
+    /// is registered.
+    @inline(__always)
+    package func name(number: UInt64, hash: UInt64) {
+        self.sequence = number
+        self.place(hash: hash)
+    }
+
     /// The timer's ID: the stored one of a ``NamedTimerNode``; otherwise `timer-<sequence>`,
     /// built when asked (no allocation up to `timer-999999999`: a small string).
     @inline(__always)
