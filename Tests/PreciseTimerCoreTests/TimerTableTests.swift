@@ -51,8 +51,13 @@ import Testing
                 #expect(model[id] == nil, "\(id)")
             }
             #expect(table.count == model.count)
+            if step % 97 == 0 {
+                let displaced = table.displacedCounts
+                #expect(displaced.kept == displaced.counted, "step \(step)")
+            }
             peak = max(peak, table.capacity)
         }
+        #expect(table.displacedCounts.kept == table.displacedCounts.counted)
         #expect(peak >= 4_096)
         for number: UInt64 in 1..<6_000 {
             for id in [TimerID("chosen-\(number)"), TimerID(generatedNumber: number)] {
@@ -66,6 +71,50 @@ import Testing
             #expect(table.remove(id, hash: id.tableHash) === node)
         }
         #expect(table.count == 0 && table.capacity == 16)
+    }
+
+    /// Generated IDs whose live numbers are a window that moves (the oldest removed as the next
+    /// is added, as expiring sessions and FIFO cancels do): each is in its home slot, so a
+    /// removal shifts nothing back. Chosen IDs in the same table are displaced and counted.
+    /// Numbers are one shard's, every ``TimerCore/shardCount``-th, as a shard's table holds them.
+    @Test func generatedWindowStaysInItsHomes() throws {
+        let table = TimerTable()
+        let window: UInt64 = 3_000
+        var nodes: [UInt64: TimerNode] = [:]
+        func add(_ number: UInt64) {
+            let id = TimerID(generatedNumber: number * UInt64(TimerCore.shardCount))
+            let node = TimerNode.make(id: id, deadline: 0, interval: 0, options: .init()) { _ in }
+            #expect(table.insert(node, hash: id.tableHash) == nil)
+            nodes[number] = node
+        }
+        for number in 1...window { add(number) }
+        for number in (window + 1)...(window * 10) {
+            let oldest = number - window
+            let id = TimerID(generatedNumber: oldest * UInt64(TimerCore.shardCount))
+            #expect(table.remove(nodes.removeValue(forKey: oldest)!, hash: id.tableHash) != nil)
+            add(number)
+            if number % 1_000 == 0 {
+                let displaced = table.displacedCounts
+                #expect(displaced.kept == 0 && displaced.counted == 0, "at \(number)")
+            }
+        }
+        // Chosen IDs probe past each other's homes: counted while there, and gone when removed.
+        let chosen = (0..<2_000).map { TimerID("session-\($0)") }
+        var chosenNodes: [TimerNode] = []
+        for id in chosen {
+            let node = TimerNode.make(id: id, deadline: 0, interval: 0, options: .init()) { _ in }
+            #expect(table.insert(node, hash: id.tableHash) == nil)
+            chosenNodes.append(node)
+        }
+        let mixed = table.displacedCounts
+        #expect(mixed.kept == mixed.counted && mixed.kept > 0)
+        for (id, node) in zip(chosen, chosenNodes) { #expect(table.remove(node, hash: id.tableHash) === node) }
+        let after = table.displacedCounts
+        #expect(after.kept == after.counted)
+        for (number, node) in nodes {
+            let id = TimerID(generatedNumber: number * UInt64(TimerCore.shardCount))
+            #expect(table.find(id, hash: id.tableHash) === node)
+        }
     }
 
     static func address(of node: TimerNode) -> UInt {

@@ -36,6 +36,10 @@ extension ShardState {
         if registered.count != self.timers.count {
             violations.append("table: \(registered.count) nodes, counted \(self.timers.count)")
         }
+        let displaced = self.timers.displacedCounts
+        if displaced.kept != displaced.counted {
+            violations.append("table: \(displaced.counted) nodes out of their home slot, kept as \(displaced.kept)")
+        }
         if boundNodes != self.bound.count {
             violations.append("bound timers: \(self.bound.count), registered with a clock: \(boundNodes)")
         }

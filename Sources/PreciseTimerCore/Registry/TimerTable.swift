@@ -7,7 +7,8 @@
 /// (``TimerID/tableHash``) and its low bits are kept in the slot, so:
 /// - a probe compares those bits in one contiguous buffer and reads a node only where they
 ///   match (``TimerNode/isNamed(_:hash:)``: for a generated ID, numbers and no string);
-/// - a removal shifts slots back by their home, found from those bits;
+/// - a removal shifts slots back by their home, found from those bits, and skips that walk
+///   while no slot is out of its home (``displaced``: the usual case for generated IDs);
 /// - growth moves slots by those bits, never hashing a string, up to ``packedHashLimit`` slots (a
 ///   shard of 786 432 timers; a larger table reads each node's hash as it moves it).
 ///
@@ -79,6 +80,12 @@ package final class TimerTable {
     @exclusivity(unchecked) private var slots: UnsafeMutablePointer<Slot>
     @exclusivity(unchecked) private var mask: Int
     @exclusivity(unchecked) package private(set) var count = 0
+    /// How many nodes are not in their home slot (placed past it, or moved back short of it).
+    /// While none is, a removal has nothing to shift back: no later slot can belong before the
+    /// gap. A generated ID's home is its number's own slot (four numbers a line, groups spread by
+    /// an odd multiplier), so a table of them stays at 0 while its live numbers span fewer groups
+    /// than it has lines of slots: removals then end at once, without walking the run after them.
+    @exclusivity(unchecked) private var displaced = 0
 
     /// The smallest table: 16 slots (128 bytes).
     private static let minimumCapacity = 16
@@ -174,7 +181,8 @@ package final class TimerTable {
     @inline(__always)
     package func insert(owned: Unmanaged<TimerNode>, hash: UInt64) -> TimerNode? {
         let bits = hash & Self.packedHashMask
-        var index = Int(truncatingIfNeeded: hash) & self.mask
+        let home = Int(truncatingIfNeeded: hash) & self.mask
+        var index = home
         while !self.slots[index].isEmpty {
             let slot = self.slots[index]
             if slot.hashBits == bits,
@@ -187,6 +195,7 @@ package final class TimerTable {
             index = (index + 1) & self.mask
         }
         self.slots[index] = owned._withUnsafeGuaranteedRef { Slot($0, hash: hash) }
+        if index != home { self.displaced += 1 }
         self.count += 1
         if self.count * 4 > (self.mask + 1) * 3 {
             self.grow()
@@ -272,6 +281,7 @@ package final class TimerTable {
 
     /// Removes the slot at `index` and closes the gap: later slots of the same probe run move
     /// back when their home is not after the gap (by their packed hash bits, no string is hashed).
+    /// Only a displaced slot can move, so the walk ends once none is left (``displaced``).
     private func remove(at index: Int, shrinking: Bool = true) -> TimerNode {
         self.removeOwned(at: index, shrinking: shrinking).takeRetainedValue()
     }
@@ -280,15 +290,20 @@ package final class TimerTable {
     @inline(__always)
     private func removeOwned(at index: Int, shrinking: Bool = true) -> Unmanaged<TimerNode> {
         let node = self.slots[index].node
+        if self.displaced != 0, self.home(of: self.slots[index], mask: self.mask) != index {
+            self.displaced -= 1
+        }
         var gap = index
         var next = (index + 1) & self.mask
-        while !self.slots[next].isEmpty {
+        while self.displaced != 0, !self.slots[next].isEmpty {
             let home = self.home(of: self.slots[next], mask: self.mask)
-            // The slot may move to the gap if its home is cyclically outside (gap, next].
+            // The slot may move to the gap if its home is cyclically outside (gap, next]; then it
+            // was displaced, and is no longer if the gap is its home.
             let distanceToNext = (next &- home) & self.mask
             let distanceToGap = (gap &- home) & self.mask
             if distanceToGap < distanceToNext {
                 self.slots[gap] = self.slots[next]
+                if distanceToGap == 0 { self.displaced -= 1 }
                 gap = next
             }
             next = (next + 1) & self.mask
@@ -317,10 +332,13 @@ package final class TimerTable {
         let oldCapacity = self.mask + 1
         self.slots = Self.allocate(capacity)
         self.mask = capacity - 1
+        self.displaced = 0
         for old in 0..<oldCapacity where !oldSlots[old].isEmpty {
-            var index = self.home(of: oldSlots[old], mask: self.mask)
+            let home = self.home(of: oldSlots[old], mask: self.mask)
+            var index = home
             while !self.slots[index].isEmpty { index = (index + 1) & self.mask }
             self.slots[index] = oldSlots[old]
+            if index != home { self.displaced += 1 }
         }
         Self.deallocate(oldSlots, capacity: oldCapacity)
     }
@@ -332,6 +350,7 @@ package final class TimerTable {
         self.slots = Self.allocate(Self.minimumCapacity)
         self.mask = Self.minimumCapacity - 1
         self.count = 0
+        self.displaced = 0
     }
 
     /// Calls `body` with every node, then lets go of it, leaving the table empty: one pass, so a
@@ -344,6 +363,17 @@ package final class TimerTable {
             node.release()
         }
         self.count = 0
+        self.displaced = 0
+    }
+
+    /// The count of nodes out of their home slot the table keeps (``displaced``), and the same
+    /// count made by looking at every slot. O(n), for the invariant checks of tests.
+    package var displacedCounts: (kept: Int, counted: Int) {
+        var counted = 0
+        for index in 0...self.mask where !self.slots[index].isEmpty {
+            if self.home(of: self.slots[index], mask: self.mask) != index { counted += 1 }
+        }
+        return (self.displaced, counted)
     }
 
     /// Calls `body` with every node (in no particular order).
