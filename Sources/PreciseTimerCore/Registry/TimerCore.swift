@@ -313,6 +313,7 @@ import Synchronization
     /// here, its strong reference ends as this returns, right after the hand-over, so no retain
     /// and release pair (two atomic operations) spans the lock, as one did around every call a
     /// local reference outlived.
+    ///
     /// Its sequence number and shard are not set yet: the caller draws the number after, and
     /// names the node (``TimerNode/name(number:hash:)``) before it is registered.
     @inline(__always)
