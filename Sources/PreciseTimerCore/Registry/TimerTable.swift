@@ -279,18 +279,37 @@ package final class TimerTable {
         return Int(truncatingIfNeeded: slot.node._withUnsafeGuaranteedRef { $0.hash }) & mask
     }
 
-    /// Removes the slot at `index` and closes the gap: later slots of the same probe run move
-    /// back when their home is not after the gap (by their packed hash bits, no string is hashed).
-    /// Only a displaced slot can move, so the walk ends once none is left (``displaced``).
+    /// Removes the slot at `index` and closes the gap (``closeGap(at:)``).
+    @inline(__always)
     private func remove(at index: Int, shrinking: Bool = true) -> TimerNode {
         self.removeOwned(at: index, shrinking: shrinking).takeRetainedValue()
     }
 
-    /// ``remove(at:shrinking:)``, the table's reference handed over as it is.
+    /// ``remove(at:shrinking:)``, the table's reference handed over as it is. Inlined: with no
+    /// slot out of its home (``displaced``), the removal is one store.
     @inline(__always)
     private func removeOwned(at index: Int, shrinking: Bool = true) -> Unmanaged<TimerNode> {
         let node = self.slots[index].node
-        if self.displaced != 0, self.home(of: self.slots[index], mask: self.mask) != index {
+        if self.displaced == 0 {
+            self.slots[index] = .empty
+        } else {
+            self.closeGap(at: index)
+        }
+        self.count -= 1
+        // Sparse (an eighth full): half the slots, so a registry drained one timer at a time gives
+        // its peak memory back (a quarter full after, far from growing again).
+        if shrinking, self.isSparse {
+            self.resize(to: (self.mask + 1) / 2)
+        }
+        return node
+    }
+
+    /// Empties the slot at `index` and closes the gap: later slots of the same probe run move
+    /// back when their home is not after the gap (by their packed hash bits, no string is hashed).
+    /// Only a displaced slot can move, so the walk ends once none is left (``displaced``).
+    @inline(never)
+    private func closeGap(at index: Int) {
+        if self.home(of: self.slots[index], mask: self.mask) != index {
             self.displaced -= 1
         }
         var gap = index
@@ -309,13 +328,6 @@ package final class TimerTable {
             next = (next + 1) & self.mask
         }
         self.slots[gap] = .empty
-        self.count -= 1
-        // Sparse (an eighth full): half the slots, so a registry drained one timer at a time gives
-        // its peak memory back (a quarter full after, far from growing again).
-        if shrinking, self.isSparse {
-            self.resize(to: (self.mask + 1) / 2)
-        }
-        return node
     }
 
     /// The number of slots (for tests: a drained table gives its memory back).
