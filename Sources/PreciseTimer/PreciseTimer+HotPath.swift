@@ -2,12 +2,10 @@ import PreciseTimerCore
 
 // The calls a daemon makes per request or per session, written on the class itself rather than
 // taken from `TimerCoreService`'s extension, which they repeat: the extension is generic and in
-// another module, so each call went through a protocol witness, then the unspecialized extension,
-// then the `coreReference` witness (about 70 instructions per schedule and cancel). They are
-// inlinable, so a call on a `PreciseTimer` is a call of the core's entry in the caller's own code
-// (the core checks for a fork there): a wrapper in this module cost another 70 instructions per
-// schedule and cancel, its arguments moved twice. Through `any TimerService` a call takes the
-// witness, then the same entry.
+// another module, so a call would go through a protocol witness, the unspecialized extension and
+// the `coreReference` witness. They are inlinable, so a call on a `PreciseTimer` is a call of the
+// core's entry in the caller's own code (the core checks for a fork there), its arguments moved
+// once. Through `any TimerService` a call takes the witness, then the same entry.
 extension PreciseTimer {
     /// Schedules a timer. See ``/PreciseTimerCore/TimerService/scheduleTimer(_:id:options:_:)``.
     @inlinable @discardableResult

@@ -72,8 +72,10 @@ struct SpareNodeTests {
         node.isRescheduled = true
         node.state = .ended
         node.handler = nil  // Ended: its handler was moved out.
-        node.reuse(generatedNumber: 9, deadline: 90) { _ in }
+        node.reuse(deadline: 90) { _ in }
+        node.name(number: 9, hash: TimerID.tableHash(generatedNumber: 9)!)
         let fresh = TimerNode(generatedNumber: 9, deadline: 90, interval: 0, options: TimerOptions()) { _ in }
+        fresh.place(hash: TimerID.tableHash(generatedNumber: 9)!)
         #expect(node.deadline == fresh.deadline && node.sequence == fresh.sequence)
         #expect(node.heapIndex == fresh.heapIndex && node.state == fresh.state)
         #expect(node.epoch == fresh.epoch && node.era == fresh.era && node.shard == fresh.shard)

@@ -251,8 +251,7 @@ extension TimerCore {
         let node = NamedTimerNode(
             id: id, deadline: deadline, interval: 0, options: options, clock: request.clock, tolerance: tolerance,
             handler: handler)
-        node.sequence = self.sequence.next()
-        node.place(hash: hash)
+        node.name(number: self.sequence.next(), hash: hash)
         if id.isGenerated { throw PreciseTimerError(.reservedID, id: id) }
         // A creation, counted before the timer is visible (see ``schedule(_:id:options:_:)``); a
         // touch that created it on another thread in between makes this one a move after all.

@@ -330,7 +330,7 @@ import Synchronization
             interval: request.interval, options: options, clock: request.clock, tolerance: tolerance),
             let spare = SpareNode.take()
         {
-            spare.reuse(generatedNumber: 0, deadline: request.deadline, handler: handler)
+            spare.reuse(deadline: request.deadline, handler: handler)
             node = spare
         } else {
             node = TimerNode(

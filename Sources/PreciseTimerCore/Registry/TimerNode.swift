@@ -107,7 +107,8 @@ package class TimerNode: @unchecked Sendable {
 
     /// A node named by its sequence number `number`: its ID is `timer-<number>` (see
     /// ``TimerID/init(generatedNumber:)``), its ``sequence`` `number`. The caller places it
-    /// (``place(hash:)``) before it is registered.
+    /// (``place(hash:)``) before it is registered; ``TimerCore`` builds it with 0 and names it
+    /// (``name(number:hash:)``) once the number is drawn.
     package convenience init(
         generatedNumber number: UInt64, deadline: Int64, interval: Int64, options: TimerOptions,
         clock: ClockBinding? = nil, tolerance: Int64 = 0, handler: @escaping @Sendable (Tick) -> Void
@@ -170,13 +171,11 @@ extension TimerNode {
     package var isPlain: Bool { self.isNamedBySequence && self.options == nil }
 
     /// Makes a plain node that ended, and that nothing else references, the node of a new plain
-    /// timer `timer-<number>`: every field as a new node's
-    /// (``init(generatedNumber:deadline:interval:options:clock:tolerance:handler:)``), the caller
-    /// placing it (``place(hash:)``) before it is registered.
+    /// timer: every field as a new node's
+    /// (``init(generatedNumber:deadline:interval:options:clock:tolerance:handler:)``) with number 0,
+    /// the caller naming it (``name(number:hash:)``) before it is registered.
     @inline(__always)
-    package func reuse(
-        generatedNumber number: UInt64, deadline: Int64, handler: consuming @escaping @Sendable (Tick) -> Void
-    ) {
+    package func reuse(deadline: Int64, handler: consuming @escaping @Sendable (Tick) -> Void) {
         assert(self.isPlain && self.state == .ended, "TimerNode: only an ended plain node is reused")
         self.storedHandler = StoredHandler(body: handler)
         self.deadline = deadline
@@ -186,7 +185,7 @@ extension TimerNode {
         self.shard = 0
         self.epoch = 0
         self.era = 0
-        self.sequence = number
+        self.sequence = 0
     }
 }
 
@@ -196,8 +195,8 @@ package final class NamedTimerNode: TimerNode, @unchecked Sendable {
     package let chosenID: TimerID
 
     /// A node named `id`, which must not be of the generated form (the caller checks, see
-    /// ``TimerID/isGenerated``). The caller draws its ``sequence`` and places it
-    /// (``place(hash:)``) before it is registered.
+    /// ``TimerID/isGenerated``). The caller draws its ``sequence`` and names it
+    /// (``name(number:hash:)``) before it is registered.
     package init(
         id: TimerID, deadline: Int64, interval: Int64, options: TimerOptions, clock: ClockBinding? = nil,
         tolerance: Int64 = 0, handler: @escaping @Sendable (Tick) -> Void
