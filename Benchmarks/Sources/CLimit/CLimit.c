@@ -503,18 +503,21 @@ static inline int schedule_numbered(climit_registry *registry, short_id *name, u
 }
 
 /// What PreciseTimer does for `schedule(after: .seconds(3_600))` without an ID: draw the
-/// sequence number, name the timer after it, read the clock, register.
-static inline int schedule_generated(climit_registry *registry, short_id *name) {
-    uint64_t sequence = atomic_fetch_add_explicit(&registry->sequence, 1, memory_order_relaxed) + 1;
-    return schedule_numbered(registry, name, sequence);
+/// sequence number (from `sequence`: the registry's own, or one that other registries share),
+/// name the timer after it, read the clock, register.
+static inline int schedule_generated(climit_registry *registry, _Atomic uint64_t *sequence, short_id *name) {
+    uint64_t number = atomic_fetch_add_explicit(sequence, 1, memory_order_relaxed) + 1;
+    return schedule_numbered(registry, name, number);
 }
 
 typedef struct {
+    /// The registry the slice's victims are in and its new timers go to.
     climit_registry *registry;
+    /// Where each schedule draws its number; NULL: the slice numbers its timers itself, first,
+    /// first + stride, ..., sharing no counter.
+    _Atomic uint64_t *sequence;
     const short_id *victims;
     int count;
-    /// 0: each schedule draws from the registry's one sequence, as PreciseTimer does. Otherwise
-    /// this slice numbers its timers itself, first, first + stride, ..., sharing no counter.
     uint64_t first;
     uint64_t stride;
     int64_t wall;
@@ -534,8 +537,8 @@ static void run_worker(worker *w) {
     uint64_t own = w->first;
     for (int k = 0; k < w->count; k++) {
         int scheduled = 0;
-        if (own == 0) {
-            scheduled = schedule_generated(w->registry, NULL);
+        if (w->sequence != NULL) {
+            scheduled = schedule_generated(w->registry, w->sequence, NULL);
         } else {
             scheduled = schedule_numbered(w->registry, NULL, own);
             own += w->stride;
@@ -558,21 +561,33 @@ static void *run_pool_thread(void *argument) {
 }
 
 int climit_run(
-    int shard_bits, int pending, int pairs_per_thread, int threads, int own_sequences, const int32_t *victims,
+    int shard_bits, int pending, int pairs_per_thread, int threads, climit_sharing sharing, const int32_t *victims,
     climit_result *result) {
     if (threads < 1 || pending < threads || pairs_per_thread < 0 || pairs_per_thread > pending / threads) return -1;
+    if (sharing < CLIMIT_SHARE_ALL || sharing > CLIMIT_SHARE_SEQUENCE_ONLY) return -1;
     int per_thread = pending / threads;
-    climit_registry *registry = climit_create(shard_bits);
+    // One registry for every slice, or one per slice (each filled with its own slice's timers).
+    bool own_registries = sharing == CLIMIT_SHARE_NOTHING || sharing == CLIMIT_SHARE_SEQUENCE_ONLY;
+    int registry_count = own_registries ? threads : 1;
+    climit_registry **registries = calloc((size_t)registry_count, sizeof(climit_registry *));
     short_id *slices = malloc((size_t)per_thread * threads * sizeof(short_id));
     short_id *gathered = malloc(((size_t)pairs_per_thread * threads + 1) * sizeof(short_id));
     worker *workers = calloc((size_t)threads, sizeof(worker));
     pthread_t *handles = calloc((size_t)threads, sizeof(pthread_t));
     int status = -1;
-    if (registry == NULL || slices == NULL || gathered == NULL || workers == NULL || handles == NULL) goto done;
+    if (registries == NULL || slices == NULL || gathered == NULL || workers == NULL || handles == NULL) goto done;
+    for (int r = 0; r < registry_count; r++) {
+        if ((registries[r] = climit_create(shard_bits)) == NULL) goto done;
+    }
 
     int64_t fill_start = now_ns();
-    for (size_t k = 0; k < (size_t)per_thread * threads; k++) {
-        if (schedule_generated(registry, &slices[k]) != 0) goto done;
+    for (int t = 0; t < threads; t++) {
+        climit_registry *registry = registries[own_registries ? t : 0];
+        // With one sequence shared by registries of their own, the first registry's is the one.
+        _Atomic uint64_t *sequence = sharing == CLIMIT_SHARE_SEQUENCE_ONLY ? &registries[0]->sequence : &registry->sequence;
+        for (size_t k = (size_t)t * per_thread; k < (size_t)(t + 1) * per_thread; k++) {
+            if (schedule_generated(registry, sequence, &slices[k]) != 0) goto done;
+        }
     }
     int64_t fill = now_ns() - fill_start;
 
@@ -582,14 +597,22 @@ int climit_run(
             if (position < 0 || position >= per_thread) goto done;
             gathered[(size_t)t * pairs_per_thread + k] = slices[(size_t)t * per_thread + position];
         }
+        climit_registry *registry = registries[own_registries ? t : 0];
+        _Atomic uint64_t *sequence = NULL;
+        switch (sharing) {
+        case CLIMIT_SHARE_ALL:
+        case CLIMIT_SHARE_SEQUENCE_ONLY: sequence = &registries[0]->sequence; break;
+        case CLIMIT_SHARE_NOTHING: sequence = &registry->sequence; break;
+        case CLIMIT_SHARE_REGISTRY_ONLY: sequence = NULL; break;
+        }
         // Own numbers start past the fill's and interleave: slice t takes fill + 1 + t, then every
         // `threads`-th, so no two timers share one.
-        uint64_t first = own_sequences ? (uint64_t)per_thread * threads + 1 + (uint64_t)t : 0;
         workers[t] = (worker){
             .registry = registry,
+            .sequence = sequence,
             .victims = &gathered[(size_t)t * pairs_per_thread],
             .count = pairs_per_thread,
-            .first = first,
+            .first = (uint64_t)per_thread * threads + 1 + (uint64_t)t,
             .stride = (uint64_t)threads};
     }
     free(slices);
@@ -618,15 +641,22 @@ int climit_run(
         if (workers[t].wall > wall) wall = workers[t].wall;
         failures += workers[t].failures;
     }
-    if (failures != 0 || climit_count(registry) != (size_t)per_thread * threads || climit_check(registry) != 0) {
-        goto done;
+    if (failures != 0) goto done;
+    size_t count = 0;
+    for (int r = 0; r < registry_count; r++) {
+        if (climit_check(registries[r]) != 0) goto done;
+        count += climit_count(registries[r]);
     }
+    if (count != (size_t)per_thread * threads) goto done;
     result->wall_per_pair = pairs_per_thread > 0 ? (double)wall / pairs_per_thread : 0;
     result->cpu_per_pair = pairs_per_thread > 0 ? (double)cpu / ((double)pairs_per_thread * threads) : 0;
     result->fill_per_timer = (double)fill / ((double)per_thread * threads);
     status = 0;
 done:
-    climit_destroy(registry);
+    if (registries != NULL) {
+        for (int r = 0; r < registry_count; r++) climit_destroy(registries[r]);
+    }
+    free(registries);
     free(slices);
     free(gathered);
     free(workers);

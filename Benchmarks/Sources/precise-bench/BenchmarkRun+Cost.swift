@@ -10,6 +10,8 @@ extension BenchmarkRun {
             ratios: ["wall ×GCD", "CPU ×GCD"])
         // PreciseTimer's figures by order and thread count, for the scaling targets (issue 9).
         var precise: [CancelOrder: [Int: ProbeResult]] = [:]
+        // The C limit's CPU per pair by order and thread count, for its sharing rows.
+        var limitCPU: [CancelOrder: [Int: Double]] = [:]
         let kinds: [ServiceKind] = [.precise, .dispatch, .gcd, .climit]
         for order in CancelOrder.allCases {
             for threads in [1, 2, 8] {
@@ -24,6 +26,7 @@ extension BenchmarkRun {
                     }
                 }
                 if let result = results[.precise] { precise[order, default: [:]][threads] = result }
+                if let result = results[.climit] { limitCPU[order, default: [:]][threads] = result["cpu"] }
                 let reference = results[ServiceKind.reference]
                 for kind in kinds {
                     guard let result = results[kind] else { continue }
@@ -49,13 +52,7 @@ extension BenchmarkRun {
                     self.figures["\(key).cpu"] = cpu
                     self.figures["\(key).fill"] = result["fill"]
                     if kind == .climit, threads > 1 {
-                        let (ownWall, ownCPU) = (result["own.wall"], result["own.cpu"])
-                        self.report.row(
-                            "C limit, a sequence per thread, \(shape)",
-                            values: [Format.whole(ownWall), Format.whole(ownCPU), ""],
-                            note: "the shared sequence costs \(Format.whole(cpu - ownCPU)) ns CPU per pair")
-                        self.figures["\(key).own.wall"] = ownWall
-                        self.figures["\(key).own.cpu"] = ownCPU
+                        self.reportSharing(result, shape: shape, key: key, oneThreadCPU: limitCPU[order]?[1])
                     }
                 }
             }
@@ -81,6 +78,36 @@ extension BenchmarkRun {
                     self.report.skipped(label, reason: skip.reason)
                 }
             }
+        }
+    }
+
+    /// The C limit's runs that share less than PreciseTimer's design (see
+    /// `CostBenchmark.runCLimit`), each against the one-thread limit row: what a second thread
+    /// costs for each thing the threads share.
+    private mutating func reportSharing(_ result: ProbeResult, shape: String, key: String, oneThreadCPU: Double?) {
+        let overOne = { (cpu: Double) in
+            oneThreadCPU.map { " (\(Format.ratio(cpu / $0)) the 1-thread CPU)" } ?? ""
+        }
+        let sequenceWithShards = result["cpu"] - result["own.cpu"]
+        let sequenceAlone = result["sequenceOnly.cpu"] - result["apart.cpu"]
+        let rows = [
+            (
+                "own", "C limit, a sequence per thread",
+                "the shared sequence costs \(Format.signedWhole(sequenceWithShards)) ns CPU per pair"
+            ),
+            ("apart", "C limit, nothing shared (a registry per thread)", "no line moves between the threads"),
+            (
+                "sequenceOnly", "C limit, only the sequence shared (a registry per thread)",
+                "the one order across threads alone: \(Format.signedWhole(sequenceAlone)) ns CPU per pair "
+                    + "over nothing shared"
+            ),
+        ]
+        for (name, label, note) in rows {
+            let (wall, cpu) = (result["\(name).wall"], result["\(name).cpu"])
+            self.report.row(
+                "\(label), \(shape)", values: [Format.whole(wall), Format.whole(cpu), ""], note: note + overOne(cpu))
+            self.figures["\(key).\(name).wall"] = wall
+            self.figures["\(key).\(name).cpu"] = cpu
         }
     }
 
@@ -116,7 +143,11 @@ extension BenchmarkRun {
                 "faster than 1 thread", throughput > oneThroughput,
                 "2 threads: more pairs per second than 1 thread, \(order.rawValue): "
                     + "\(Format.whole(throughput * 1e9)) vs \(Format.whole(oneThroughput * 1e9)) pairs/s")
-            return cpuCheck + " · " + scaleCheck
+            // Issue 22's target: a second caller thread costs no CPU per pair. The C limit's sharing
+            // rows below say what this machine charges for each thing two threads share.
+            let overOne = cpu / (one?["cpu"] ?? .nan)
+            self.figures["cost.precise.\(order).2.cpuOverOne"] = overOne
+            return cpuCheck + " · " + scaleCheck + " · CPU \(Format.ratio(overOne)) the 1-thread"
         default:
             let oneCPU = one?["cpu"] ?? .nan
             return self.report.check(

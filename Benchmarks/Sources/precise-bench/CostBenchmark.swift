@@ -59,12 +59,16 @@ enum CostBenchmark {
     /// the services' rows, one registry is shared by every thread, each thread cancelling in its
     /// own slice of the pending timers.
     ///
-    /// With more than one thread the run is made twice, on fresh registries: as PreciseTimer draws
-    /// its numbers (one sequence, shared by every thread) and with a sequence of each thread's own
-    /// (`own.wall`, `own.cpu`), everything else the same. The difference is what the shared
-    /// sequence, the one order of equal deadlines across threads, costs on this machine.
+    /// With more than one thread the run is made four times, on fresh registries, sharing less
+    /// each time (`climit_sharing`): the registry and its one sequence, as PreciseTimer does
+    /// (`wall`, `cpu`); the registry, each thread numbering its timers itself (`own.wall`,
+    /// `own.cpu`); nothing, a registry and a sequence per thread (`apart.wall`, `apart.cpu`); and
+    /// only the sequence, a registry per thread (`sequenceOnly.wall`, `sequenceOnly.cpu`). Against
+    /// the one-thread row, they say what a second thread costs this machine for each thing the
+    /// threads share; the last is what the one order of equal deadlines across threads costs with
+    /// nothing else shared.
     /// - Returns: Figures `wall`, `cpu` and `fill` in nanoseconds per timer, as for the services,
-    ///   and `own.wall`, `own.cpu` for more than one thread.
+    ///   and the three other runs' for more than one thread.
     static func runCLimit(pending: Int, pairs: Int, threads: Int, order: CancelOrder) throws -> [String: Double] {
         let perThread = pending / threads
         let pairsPerThread = pairs / threads
@@ -74,22 +78,28 @@ enum CostBenchmark {
             let slots = order.victims(count: pairsPerThread, pending: perThread, seed: 42 + UInt64(index))
             victims += slots.map { Int32($0) }
         }
-        func run(ownSequences: Bool) throws -> climit_result {
+        func run(_ sharing: climit_sharing) throws -> climit_result {
             var result = climit_result()
             let status = victims.withUnsafeBufferPointer { buffer in
                 climit_run(
-                    Self.cLimitShardBits, Int32(pending), Int32(pairsPerThread), Int32(threads), ownSequences ? 1 : 0,
+                    Self.cLimitShardBits, Int32(pending), Int32(pairsPerThread), Int32(threads), sharing,
                     buffer.baseAddress!, &result)
             }
             guard status == 0 else { throw BenchmarkSkip(reason: "a C schedule or cancel failed, or its check did") }
             return result
         }
-        let shared = try run(ownSequences: false)
+        let shared = try run(CLIMIT_SHARE_ALL)
         var figures = ["wall": shared.wall_per_pair, "cpu": shared.cpu_per_pair, "fill": shared.fill_per_timer]
         if threads > 1 {
-            let own = try run(ownSequences: true)
-            figures["own.wall"] = own.wall_per_pair
-            figures["own.cpu"] = own.cpu_per_pair
+            let runs = [
+                ("own", CLIMIT_SHARE_REGISTRY_ONLY), ("apart", CLIMIT_SHARE_NOTHING),
+                ("sequenceOnly", CLIMIT_SHARE_SEQUENCE_ONLY),
+            ]
+            for (name, sharing) in runs {
+                let result = try run(sharing)
+                figures["\(name).wall"] = result.wall_per_pair
+                figures["\(name).cpu"] = result.cpu_per_pair
+            }
         }
         return figures
     }

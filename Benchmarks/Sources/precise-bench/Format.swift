@@ -19,6 +19,11 @@ enum Format {
         value.isFinite ? String(format: "%.0f", value) : "–"
     }
 
+    /// A difference rounded to an integer, with its sign (`+12`, `-3`, `0`).
+    static func signedWhole(_ value: Double) -> String {
+        value.isFinite && value.rounded() > 0 ? "+" + whole(value) : whole(value)
+    }
+
     /// A share as a percentage with one decimal.
     static func percent(_ share: Double) -> String {
         share.isFinite ? String(format: "%.1f %%", share * 100) : "–"

@@ -60,6 +60,14 @@ typedef struct {
     double fill_per_timer;
 } climit_result;
 
+/// What the slices of `climit_run` share.
+typedef enum {
+    CLIMIT_SHARE_ALL = 0,
+    CLIMIT_SHARE_REGISTRY_ONLY = 1,
+    CLIMIT_SHARE_NOTHING = 2,
+    CLIMIT_SHARE_SEQUENCE_ONLY = 3,
+} climit_sharing;
+
 /// The benchmark's loop, entirely in C (precise-bench's CostBenchmark.run, the same work):
 ///
 /// 1. One registry of 2^shard_bits shards; the calling thread schedules `pending` timers with
@@ -75,14 +83,20 @@ typedef struct {
 ///    slices: on at most one thread per online CPU (the caller and up to threads - 1 more), each
 ///    thread taking the next slice when done with one.
 ///
-/// With `own_sequences` nonzero, step 3's schedules do not draw from the registry's one sequence:
-/// each slice numbers its timers itself (distinct numbers, no shared counter), everything else
-/// the same. The difference between the two is what the one sequence costs when threads share it.
+/// `sharing` says what the slices share in step 3; everything else is the same:
+/// - `CLIMIT_SHARE_ALL`: the registry and its one sequence, as PreciseTimer does (steps 1–3 above).
+/// - `CLIMIT_SHARE_REGISTRY_ONLY`: the registry; each slice numbers its new timers itself
+///   (distinct numbers, no shared counter).
+/// - `CLIMIT_SHARE_NOTHING`: a registry per slice, filled with that slice's timers, each with its
+///   own sequence: what threads that never touch one another's timers cost.
+/// - `CLIMIT_SHARE_SEQUENCE_ONLY`: a registry per slice, every schedule drawing from one sequence:
+///   what the one order of equal deadlines across threads costs with nothing else shared.
+/// With one thread all four do the same work.
 ///
-/// Returns 0 with `result` filled, or -1 if a call failed, the registry's invariants did not hold
+/// Returns 0 with `result` filled, or -1 if a call failed, a registry's invariants did not hold
 /// afterwards, or memory or a thread could not be had.
 int climit_run(
-    int shard_bits, int pending, int pairs_per_thread, int threads, int own_sequences,
+    int shard_bits, int pending, int pairs_per_thread, int threads, climit_sharing sharing,
     const int32_t *_Nonnull victims, climit_result *_Nonnull result);
 
 /// The least a touch by string ID (push a pending timer's deadline later) can cost at `pending`
