@@ -583,11 +583,20 @@ int climit_run(
     int64_t fill_start = now_ns();
     for (int t = 0; t < threads; t++) {
         climit_registry *registry = registries[own_registries ? t : 0];
-        // With one sequence shared by registries of their own, the first registry's is the one.
-        _Atomic uint64_t *sequence = sharing == CLIMIT_SHARE_SEQUENCE_ONLY ? &registries[0]->sequence : &registry->sequence;
+        // Registries of their own that share one sequence share the first registry's.
+        _Atomic uint64_t *sequence =
+            sharing == CLIMIT_SHARE_SEQUENCE_ONLY ? &registries[0]->sequence : &registry->sequence;
         for (size_t k = (size_t)t * per_thread; k < (size_t)(t + 1) * per_thread; k++) {
             if (schedule_generated(registry, sequence, &slices[k]) != 0) goto done;
         }
+        // The timed loop draws from the same sequence, unless each slice numbers its timers itself:
+        // then slice t takes fill + 1 + t, then every `threads`-th, so no two timers share one.
+        workers[t] = (worker){
+            .registry = registry,
+            .sequence = sharing == CLIMIT_SHARE_REGISTRY_ONLY ? NULL : sequence,
+            .count = pairs_per_thread,
+            .first = (uint64_t)per_thread * threads + 1 + (uint64_t)t,
+            .stride = (uint64_t)threads};
     }
     int64_t fill = now_ns() - fill_start;
 
@@ -597,23 +606,7 @@ int climit_run(
             if (position < 0 || position >= per_thread) goto done;
             gathered[(size_t)t * pairs_per_thread + k] = slices[(size_t)t * per_thread + position];
         }
-        climit_registry *registry = registries[own_registries ? t : 0];
-        _Atomic uint64_t *sequence = NULL;
-        switch (sharing) {
-        case CLIMIT_SHARE_ALL:
-        case CLIMIT_SHARE_SEQUENCE_ONLY: sequence = &registries[0]->sequence; break;
-        case CLIMIT_SHARE_NOTHING: sequence = &registry->sequence; break;
-        case CLIMIT_SHARE_REGISTRY_ONLY: sequence = NULL; break;
-        }
-        // Own numbers start past the fill's and interleave: slice t takes fill + 1 + t, then every
-        // `threads`-th, so no two timers share one.
-        workers[t] = (worker){
-            .registry = registry,
-            .sequence = sequence,
-            .victims = &gathered[(size_t)t * pairs_per_thread],
-            .count = pairs_per_thread,
-            .first = (uint64_t)per_thread * threads + 1 + (uint64_t)t,
-            .stride = (uint64_t)threads};
+        workers[t].victims = &gathered[(size_t)t * pairs_per_thread];
     }
     free(slices);
     slices = NULL;

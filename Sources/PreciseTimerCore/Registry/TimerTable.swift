@@ -279,7 +279,7 @@ package final class TimerTable {
         return Int(truncatingIfNeeded: slot.node._withUnsafeGuaranteedRef { $0.hash }) & mask
     }
 
-    /// Removes the slot at `index` and closes the gap (``closeGap(at:)``).
+    /// Removes the slot at `index`, closing the gap behind it (``removeOwned(at:shrinking:)``).
     @inline(__always)
     private func remove(at index: Int, shrinking: Bool = true) -> TimerNode {
         self.removeOwned(at: index, shrinking: shrinking).takeRetainedValue()
